@@ -1,0 +1,26 @@
+/**
+ * The twin catalog: the names `POST /sandboxes` accepts in `twins` and `GET /twins` lists.
+ * A name joins only when an official-SDK flow passes against it in our tests (see docs/twins.md).
+ */
+export interface TwinCatalogEntry {
+  name: string;
+  description: string;
+  /** Names of the environment variables an instance of this twin provides to the deployed app. */
+  env_vars: string[];
+}
+
+export interface TwinCatalog {
+  list(): TwinCatalogEntry[];
+  has(name: string): boolean;
+}
+
+export function createCatalog(entries: TwinCatalogEntry[]): TwinCatalog {
+  const byName = new Map(entries.map((entry) => [entry.name, entry]));
+  return {
+    list: () => [...byName.values()],
+    has: (name) => byName.has(name),
+  };
+}
+
+/** The catalog Twinbox ships with. Empty until the twins land. */
+export const builtInCatalog: TwinCatalog = createCatalog([]);
