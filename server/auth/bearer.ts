@@ -1,0 +1,84 @@
+import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { Store } from '../store/store.ts';
+import type { AccountRecord } from '../store/records.ts';
+import { unauthorized } from '../errors.ts';
+import { looksLikeApiKey } from './api-key-format.ts';
+import type { ApiKeys } from './api-keys.ts';
+import type { Sessions } from './sessions.ts';
+
+export type TokenType = 'api_key' | 'session';
+
+declare module '@hapi/hapi' {
+  interface UserCredentials {
+    account: AccountRecord;
+    tokenType: TokenType;
+  }
+}
+
+/** The strategy every public route uses: an API key or a JWT session, as `Authorization: Bearer`. */
+export const BEARER = 'twinbox-bearer';
+/** The operator strategy: the `TWINBOX_ADMIN_TOKEN` as bearer. */
+export const ADMIN = 'twinbox-admin';
+
+const BEARER_PATTERN = /^Bearer +([^\s]+) *$/i;
+
+function bearerToken(request: Request): string {
+  const header: unknown = request.headers.authorization;
+  if (typeof header !== 'string' || header === '')
+    throw unauthorized('Missing credentials: send the header "Authorization: Bearer <token>".');
+  const match = BEARER_PATTERN.exec(header);
+  if (!match) throw unauthorized('Malformed Authorization header: expected "Bearer <token>".');
+  return match[1]!;
+}
+
+export interface BearerOptions {
+  store: Store;
+  apiKeys: ApiKeys;
+  sessions: Sessions;
+  adminToken: string | undefined;
+}
+
+export const bearerAuth: Plugin<BearerOptions> = {
+  name: 'twinbox-bearer-auth',
+  register(server, { store, apiKeys, sessions, adminToken }) {
+    server.auth.scheme(BEARER, () => ({
+      async authenticate(request: Request, h: ResponseToolkit) {
+        const token = bearerToken(request);
+        if (looksLikeApiKey(token)) {
+          const account = await apiKeys.authenticate(token);
+          if (!account) throw unauthorized('Invalid API key: it is unknown, revoked or mistyped.');
+          return h.authenticated({ credentials: { user: { account, tokenType: 'api_key' } } });
+        }
+        const claims = await sessions.verify(token);
+        const account = claims && (await store.accounts.get(claims.accountId));
+        if (!account) throw unauthorized('Invalid or expired session token.');
+        return h.authenticated({ credentials: { user: { account, tokenType: 'session' } } });
+      },
+    }));
+    server.auth.strategy(BEARER, BEARER);
+
+    if (adminToken) {
+      const expected = digest(adminToken);
+      server.auth.scheme(ADMIN, () => ({
+        authenticate(request: Request, h: ResponseToolkit) {
+          // Compare digests so the comparison takes the same time whatever the token's length.
+          if (!timingSafeEqual(digest(bearerToken(request)), expected)) {
+            throw unauthorized('Invalid operator token.');
+          }
+          return h.authenticated({ credentials: { app: { operator: true } } });
+        },
+      }));
+      server.auth.strategy(ADMIN, ADMIN);
+    }
+  },
+};
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** The signed-in account of an authenticated request. */
+export function accountOf(request: Request): AccountRecord {
+  return request.auth.credentials.user!.account;
+}

@@ -1,0 +1,90 @@
+import Joi from 'joi';
+import { resolve } from 'node:path';
+
+/** Every setting Twinbox reads, validated once at start. Nothing else reads process.env. */
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  bindHost: string;
+  /** Host name put into app and twin URLs handed to callers. */
+  publicHost: string;
+  dataDir: string;
+  jwtSecret: string | undefined;
+  sessionTtlMinutes: number;
+  adminToken: string | undefined;
+  freeTtlCapMinutes: number;
+  deployConcurrency: number;
+  reaperIntervalMs: number;
+  ownerEmail: string;
+  logLevel: string;
+  /** Where GitHub's web pages live; pull-request URLs must point there (or at github.com). */
+  githubWebUrl: string;
+  githubApiUrl: string;
+}
+
+const schema = Joi.object({
+  NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
+  PORT: Joi.number().integer().min(0).max(65535).default(3000),
+  TWINBOX_BIND_HOST: Joi.string().hostname().default('127.0.0.1'),
+  TWINBOX_PUBLIC_HOST: Joi.string().hostname().default('127.0.0.1'),
+  TWINBOX_DATA_DIR: Joi.string().min(1).default('./.twinbox'),
+  TWINBOX_JWT_SECRET: Joi.string().min(32).messages({
+    'string.min': '"TWINBOX_JWT_SECRET" must be at least 32 characters (use 32+ random bytes)',
+  }),
+  TWINBOX_SESSION_TTL_MINUTES: Joi.number()
+    .integer()
+    .min(5)
+    .max(60 * 24 * 30)
+    .default(60 * 24),
+  TWINBOX_ADMIN_TOKEN: Joi.string().min(32).messages({
+    'string.min': '"TWINBOX_ADMIN_TOKEN" must be at least 32 characters (use 32+ random bytes)',
+  }),
+  TWINBOX_FREE_TTL_CAP_MINUTES: Joi.number().integer().min(1).max(480).default(60),
+  TWINBOX_DEPLOY_CONCURRENCY: Joi.number().integer().min(1).max(64).default(4),
+  TWINBOX_REAPER_INTERVAL_MS: Joi.number().integer().min(50).max(60_000).default(1000),
+  TWINBOX_OWNER_EMAIL: Joi.string().email({ tlds: false }).default('owner@twinbox.local'),
+  LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  GITHUB_OAUTH_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('https://github.com'),
+  GITHUB_API_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('https://api.github.com'),
+})
+  // Only our own variables are validated; the rest of the environment is not ours to judge.
+  .unknown(true);
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the configuration from `environment`; throws ConfigError naming every bad variable. */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
+  const { value, error } = schema.validate(environment, { abortEarly: false, convert: true });
+  if (error) {
+    const problems = error.details.map((detail) => `  - ${detail.message}`).join('\n');
+    throw new ConfigError(`Invalid configuration:\n${problems}`);
+  }
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- shaped and defaulted by `schema`
+  const v = value as Record<string, any>;
+  return {
+    env: v.NODE_ENV,
+    port: v.PORT,
+    bindHost: v.TWINBOX_BIND_HOST,
+    publicHost: v.TWINBOX_PUBLIC_HOST,
+    dataDir: resolve(v.TWINBOX_DATA_DIR),
+    jwtSecret: v.TWINBOX_JWT_SECRET,
+    sessionTtlMinutes: v.TWINBOX_SESSION_TTL_MINUTES,
+    adminToken: v.TWINBOX_ADMIN_TOKEN,
+    freeTtlCapMinutes: v.TWINBOX_FREE_TTL_CAP_MINUTES,
+    deployConcurrency: v.TWINBOX_DEPLOY_CONCURRENCY,
+    reaperIntervalMs: v.TWINBOX_REAPER_INTERVAL_MS,
+    ownerEmail: v.TWINBOX_OWNER_EMAIL,
+    logLevel: v.LOG_LEVEL,
+    githubWebUrl: v.GITHUB_OAUTH_URL,
+    githubApiUrl: v.GITHUB_API_URL,
+  };
+}

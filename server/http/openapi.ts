@@ -1,0 +1,87 @@
+import type { Server } from '@hapi/hapi';
+import type Joi from 'joi';
+import joiToJson from 'joi-to-json';
+import { documentedErrors, errorSchema } from './responses.ts';
+
+// A CommonJS module whose export is the function itself; its typings describe it as an ES module.
+const parse = joiToJson as unknown as typeof joiToJson.parse;
+
+interface RouteValidation {
+  params?: Joi.Schema;
+  query?: Joi.Schema;
+  payload?: Joi.Schema;
+}
+
+/**
+ * Builds an OpenAPI 3.0 document from the routes tagged `api`: their descriptions, their joi request
+ * schemas and the response schemas they declare. Generated, so it cannot drift from the code.
+ */
+export function buildOpenApi(server: Server, info: { title: string; version: string }): object {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of server.table()) {
+    const settings = route.settings;
+    if (!settings.tags?.includes('api')) continue;
+    const validate = settings.validate as RouteValidation;
+    const auth = settings.auth as { strategies?: string[] } | false | undefined;
+    const operation: Record<string, unknown> = {
+      summary: settings.description,
+      tags: settings.tags.filter((tag) => tag !== 'api'),
+      parameters: [...parameters(validate.params, 'path'), ...parameters(validate.query, 'query')],
+      responses: responses({
+        ...(settings.response?.status as Record<number, Joi.Schema> | undefined),
+        ...Object.fromEntries(documentedErrors(settings.plugins).map((code) => [code, errorSchema])),
+      }),
+    };
+    if (validate.payload) {
+      operation.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: toJsonSchema(validate.payload) } },
+      };
+    }
+    if (auth === false || !auth?.strategies?.length) operation.security = [];
+    paths[route.path] ??= {};
+    paths[route.path]![route.method] = operation;
+  }
+  return {
+    openapi: '3.0.3',
+    info,
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key (twinbox_sk_...) or a JWT session.',
+        },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths,
+  };
+}
+
+function toJsonSchema(schema: Joi.Schema): Record<string, unknown> {
+  return parse(schema as never, 'open-api') as Record<string, unknown>;
+}
+
+function parameters(schema: Joi.Schema | undefined, location: 'path' | 'query'): object[] {
+  if (!schema) return [];
+  const json = toJsonSchema(schema) as { properties?: Record<string, object>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: location,
+    required: location === 'path' || (json.required ?? []).includes(name),
+    schema: property,
+  }));
+}
+
+function responses(status: Record<number, Joi.Schema> | undefined): Record<string, object> {
+  const result: Record<string, object> = {};
+  for (const [code, schema] of Object.entries(status ?? {})) {
+    result[code] = {
+      description: Number(code) < 400 ? 'Success' : 'Error',
+      content: { 'application/json': { schema: toJsonSchema(schema) } },
+    };
+  }
+  if (Object.keys(result).length === 0) result.default = { description: 'Response' };
+  return result;
+}

@@ -1,0 +1,30 @@
+import { ConfigError, loadConfig } from './config.ts';
+import { DataDirLockedError } from './store/data-dir-lock.ts';
+import { createTwinbox } from './twinbox.ts';
+import { bootstrapLocalOwner, sampleCurl } from './bootstrap.ts';
+
+// Entry point: read the configuration, build Twinbox, listen. Nothing else belongs here.
+try {
+  const config = loadConfig();
+  const twinbox = await createTwinbox(config);
+  await twinbox.server.start();
+  const baseUrl = `http://${config.publicHost}:${twinbox.server.info.port}`;
+  twinbox.logger.info({ url: baseUrl, data_dir: config.dataDir }, 'Twinbox is listening');
+  const keyFile = await bootstrapLocalOwner(twinbox);
+  if (keyFile) process.stdout.write(`\nTwinbox is ready. Try:\n\n${sampleCurl(baseUrl, keyFile)}\n\n`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      twinbox.logger.info({ signal }, 'stopping');
+      twinbox.stop().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
+} catch (error) {
+  if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+    process.stderr.write(`twinbox: ${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}

@@ -1,0 +1,20 @@
+import type { SandboxRecord, TwinEntry } from '../store/records.ts';
+
+/** What a finished deploy hands back: the spec's connection details of a `ready` sandbox. */
+export interface DeployResult {
+  app_url: string;
+  twins: Record<string, TwinEntry>;
+  env_vars: Record<string, string>;
+}
+
+/**
+ * The seam between the sandbox lifecycle and whatever really runs a sandbox (twins, source, app).
+ * `deploy` must stop early and release what it started when `signal` aborts; `teardown` must be
+ * idempotent, since it is also called for sandboxes that never got far.
+ */
+export interface Deployer {
+  deploy(sandbox: SandboxRecord, signal: AbortSignal): Promise<DeployResult>;
+  teardown(sandbox: SandboxRecord): Promise<void>;
+  /** Brings a `ready` sandbox back after a Twinbox restart; without it such sandboxes are failed. */
+  resume?(sandbox: SandboxRecord): Promise<void>;
+}

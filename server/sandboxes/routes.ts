@@ -1,0 +1,73 @@
+import type { Plugin } from '@hapi/hapi';
+import { accountOf } from '../auth/bearer.ts';
+import { validationFailAction } from '../errors.ts';
+import { documentedResponses } from '../http/responses.ts';
+import type { CreateSandboxInput, ListFilter, SandboxService } from './service.ts';
+import { createSandboxSchema, listSandboxesQuery, sandboxIdParam } from './validation.ts';
+import { sandboxPageSchema, sandboxViewSchema, toSandboxView } from './representation.ts';
+
+/** Bodies larger than this are refused with 413 before they are parsed. */
+const MAX_CREATE_BODY_BYTES = 256 * 1024;
+
+export const sandboxRoutes: Plugin<{ sandboxes: SandboxService }> = {
+  name: 'twinbox-sandboxes',
+  register(server, { sandboxes }) {
+    server.route([
+      {
+        method: 'POST',
+        path: '/sandboxes',
+        options: {
+          description: 'Create a sandbox for a branch or pull request',
+          tags: ['api', 'sandboxes'],
+          payload: { maxBytes: MAX_CREATE_BODY_BYTES, allow: 'application/json' },
+          validate: { payload: createSandboxSchema, failAction: validationFailAction },
+          ...documentedResponses({ 201: sandboxViewSchema }, 400, 401, 403, 413, 415),
+        },
+        async handler(request, h) {
+          const sandbox = await sandboxes.create(accountOf(request), request.payload as CreateSandboxInput);
+          return h.response(toSandboxView(sandbox)).code(201).location(`/sandboxes/${sandbox.id}`);
+        },
+      },
+      {
+        method: 'GET',
+        path: '/sandboxes',
+        options: {
+          description: "List the caller's sandboxes, newest first",
+          tags: ['api', 'sandboxes'],
+          validate: { query: listSandboxesQuery, failAction: validationFailAction },
+          ...documentedResponses({ 200: sandboxPageSchema }, 400, 401),
+        },
+        async handler(request) {
+          const page = await sandboxes.list(accountOf(request), request.query as unknown as ListFilter);
+          return { sandboxes: page.sandboxes.map(toSandboxView), next_cursor: page.next_cursor };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/sandboxes/{sandbox_id}',
+        options: {
+          description: 'Get a sandbox: its status, app URL, twins and variables',
+          tags: ['api', 'sandboxes'],
+          validate: { params: sandboxIdParam, failAction: validationFailAction },
+          ...documentedResponses({ 200: sandboxViewSchema }, 401, 404),
+        },
+        async handler(request) {
+          return toSandboxView(await sandboxes.get(accountOf(request), String(request.params.sandbox_id)));
+        },
+      },
+      {
+        method: 'DELETE',
+        path: '/sandboxes/{sandbox_id}',
+        options: {
+          description: 'Delete a sandbox now: its app and twins stop; the record stays, status deleted',
+          tags: ['api', 'sandboxes'],
+          validate: { params: sandboxIdParam, failAction: validationFailAction },
+          ...documentedResponses({ 200: sandboxViewSchema }, 401, 404),
+        },
+        async handler(request) {
+          return toSandboxView(await sandboxes.delete(accountOf(request), String(request.params.sandbox_id)));
+        },
+      },
+    ]);
+  },
+};

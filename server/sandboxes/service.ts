@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import type { Store } from '../store/store.ts';
+import type { AccountRecord, SandboxRecord, SandboxStatus } from '../store/records.ts';
+import type { TwinCatalog } from '../twins/catalog.ts';
+import type { Accounts } from '../identity/accounts.ts';
+import type { ScenarioDirectory } from '../scenarios/directory.ts';
+import { badRequest, forbidden, notFound } from '../errors.ts';
+import type { SandboxLifecycle } from './lifecycle.ts';
+import { TTL_DEFAULT } from './validation.ts';
+import { parsePullRequestUrl } from './pull-request-url.ts';
+
+/** A `POST /sandboxes` body that passed the schema in validation.ts. */
+export interface CreateSandboxInput {
+  repo: string;
+  branch?: string;
+  pr_url?: string;
+  twins?: string[];
+  scenario_id?: string;
+  scenario_prompt?: string;
+  ttl_minutes?: number;
+  env?: Record<string, string>;
+}
+
+export interface SandboxPolicy {
+  production: boolean;
+  freeTtlCapMinutes: number;
+  /** Hosts whose pull-request URLs are accepted (github.com, or GitHub Enterprise / the twin). */
+  githubWebHosts: string[];
+}
+
+export interface ListFilter {
+  repo?: string;
+  status?: SandboxStatus;
+  limit: number;
+  cursor?: string;
+}
+
+export interface SandboxPage {
+  sandboxes: SandboxRecord[];
+  next_cursor: string | null;
+}
+
+/** Create, read, list and delete sandboxes, with every rule of the spec. Routes stay thin. */
+export class SandboxService {
+  constructor(
+    private readonly store: Store,
+    private readonly accounts: Accounts,
+    private readonly catalog: TwinCatalog,
+    private readonly scenarios: ScenarioDirectory,
+    private readonly lifecycle: SandboxLifecycle,
+    private readonly policy: SandboxPolicy,
+  ) {}
+
+  async create(account: AccountRecord, input: CreateSandboxInput): Promise<SandboxRecord> {
+    if (input.pr_url) this.checkPullRequestUrl(input.pr_url, input.repo);
+    this.checkTwinNames(input.twins ?? []);
+    const scenario = input.scenario_id
+      ? await this.scenarios.findVisible(account.id, input.scenario_id)
+      : undefined;
+    if (input.scenario_id && !scenario) {
+      throw badRequest(
+        `Unknown scenario_id "${input.scenario_id}": no preset or saved scenario of yours has it.`,
+        'unknown_scenario',
+      );
+    }
+    if (this.policy.production && !(await this.accounts.hasScmConnected(account.id))) {
+      throw forbidden(
+        'Connect GitHub to your Twinbox account before creating sandboxes (GET /auth/github/connect).',
+        'scm_not_connected',
+      );
+    }
+    const ttl = input.ttl_minutes ?? TTL_DEFAULT;
+    if (account.plan === 'free' && ttl > this.policy.freeTtlCapMinutes) {
+      throw forbidden(
+        `ttl_minutes ${ttl} is above the free plan's cap of ${this.policy.freeTtlCapMinutes} minutes. ` +
+          `Ask for ${this.policy.freeTtlCapMinutes} or less, or upgrade to the pro plan.`,
+        'plan_limit_exceeded',
+      );
+    }
+
+    const now = new Date();
+    const sandbox: SandboxRecord = {
+      id: randomUUID(),
+      owner_id: account.id,
+      status: 'queued',
+      repo: input.repo,
+      branch: input.branch ?? null,
+      pr_url: input.pr_url ?? null,
+      // Omitted twins: the scenario's; the deploy engine may add the runtime profile's later.
+      twin_names: input.twins ?? scenario?.twins ?? [],
+      scenario_id: input.scenario_id ?? null,
+      scenario_prompt: input.scenario_id ? null : (input.scenario_prompt ?? null),
+      ttl_minutes: ttl,
+      env: input.env ?? {},
+      app_url: null,
+      twins: {},
+      env_vars: {},
+      error: null,
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + ttl * 60_000).toISOString(),
+      ended_at: null,
+    };
+    await this.store.sandboxes.insert(sandbox);
+    this.lifecycle.enqueue(sandbox);
+    return sandbox;
+  }
+
+  /** The caller's sandbox; another account's is reported exactly like a missing one. */
+  async get(account: AccountRecord, id: string): Promise<SandboxRecord> {
+    const sandbox = await this.store.sandboxes.get(id);
+    if (!sandbox || sandbox.owner_id !== account.id) throw notFound(`No sandbox ${id} in your account.`);
+    return sandbox;
+  }
+
+  async list(account: AccountRecord, filter: ListFilter): Promise<SandboxPage> {
+    const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
+    const matching = (await this.store.sandboxes.findBy('owner_id', account.id))
+      .filter(
+        (s) =>
+          (!filter.repo || s.repo.toLowerCase() === filter.repo.toLowerCase()) &&
+          (!filter.status || s.status === filter.status),
+      )
+      .sort(newestFirst)
+      .filter((s) => !after || newestFirst(s, after) > 0);
+    const page = matching.slice(0, filter.limit);
+    const last = page.at(-1);
+    return {
+      sandboxes: page,
+      next_cursor: matching.length > filter.limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  /** Deletes the caller's sandbox now; deleting an ended sandbox again is a no-op that returns it. */
+  async delete(account: AccountRecord, id: string): Promise<SandboxRecord> {
+    const sandbox = await this.get(account, id);
+    if (sandbox.status === 'deleted' || sandbox.status === 'expired') return sandbox;
+    return (await this.lifecycle.end(id, 'deleted')) ?? sandbox;
+  }
+
+  private checkTwinNames(names: string[]): void {
+    const unknown = names.filter((name) => !this.catalog.has(name));
+    if (unknown.length === 0) return;
+    const supported = this.catalog.list().map((twin) => twin.name);
+    throw badRequest(
+      `Unknown twin name${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. ` +
+        `Supported twins: ${supported.length ? supported.join(', ') : 'none yet'}.`,
+      'unknown_twin',
+    );
+  }
+
+  private checkPullRequestUrl(prUrl: string, repo: string): void {
+    const parsed = parsePullRequestUrl(prUrl, this.policy.githubWebHosts);
+    if (!parsed) {
+      throw badRequest(
+        `"pr_url" must be a pull-request URL such as https://github.com/${repo}/pull/1.`,
+        'invalid_pr_url',
+      );
+    }
+    if (parsed.repo.toLowerCase() !== repo.toLowerCase()) {
+      throw badRequest(`"pr_url" points at ${parsed.repo}, not at "repo" ${repo}.`, 'invalid_pr_url');
+    }
+  }
+}
+
+/** Newest first; ties (same millisecond) broken by id so the order is total and pages never overlap. */
+function newestFirst(
+  a: Pick<SandboxRecord, 'created_at' | 'id'>,
+  b: Pick<SandboxRecord, 'created_at' | 'id'>,
+): number {
+  return b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id);
+}
+
+function encodeCursor(sandbox: SandboxRecord): string {
+  return Buffer.from(JSON.stringify([sandbox.created_at, sandbox.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): Pick<SandboxRecord, 'created_at' | 'id'> {
+  try {
+    const [created_at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof created_at === 'string' && typeof id === 'string') return { created_at, id };
+  } catch {
+    // fall through to the 400 below
+  }
+  throw badRequest('"cursor" is not a cursor returned by this API.');
+}

@@ -1,0 +1,40 @@
+import type { SandboxStatus } from '../store/records.ts';
+
+/**
+ * The sandbox lifecycle. The spec shows `queued` and `ready`; the rest are ours (docs/sandboxes.md).
+ *
+ *   queued ─► building ─► ready ─► expired | deleted
+ *     │          │   └──► failed ─► expired | deleted
+ *     └──────────┴──────────────► expired | deleted
+ */
+const NEXT: Record<SandboxStatus, readonly SandboxStatus[]> = {
+  queued: ['building', 'expired', 'deleted'],
+  building: ['ready', 'failed', 'expired', 'deleted'],
+  ready: ['expired', 'deleted'],
+  failed: ['expired', 'deleted'],
+  expired: [],
+  deleted: [],
+};
+
+export const SANDBOX_STATUSES = Object.keys(NEXT) as SandboxStatus[];
+
+/** States that hold (or may soon hold) running resources, and that the TTL reaper watches. */
+export const LIVE_STATUSES: readonly SandboxStatus[] = ['queued', 'building', 'ready', 'failed'];
+
+export function canTransition(from: SandboxStatus, to: SandboxStatus): boolean {
+  return NEXT[from].includes(to);
+}
+
+export function isFinal(status: SandboxStatus): boolean {
+  return NEXT[status].length === 0;
+}
+
+export class IllegalTransitionError extends Error {
+  constructor(
+    readonly from: SandboxStatus,
+    readonly to: SandboxStatus,
+  ) {
+    super(`A sandbox cannot go from ${from} to ${to}`);
+    this.name = 'IllegalTransitionError';
+  }
+}

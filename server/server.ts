@@ -1,0 +1,76 @@
+import Hapi from '@hapi/hapi';
+import hapiPino from 'hapi-pino';
+import type { Logger } from 'pino';
+import type { Store } from './store/store.ts';
+import type { ApiKeys } from './auth/api-keys.ts';
+import type { Sessions } from './auth/sessions.ts';
+import type { Accounts } from './identity/accounts.ts';
+import type { TwinCatalog } from './twins/catalog.ts';
+import type { SandboxService } from './sandboxes/service.ts';
+import { BEARER, bearerAuth } from './auth/bearer.ts';
+import { decorateErrorBody, validationFailAction } from './errors.ts';
+import { sandboxRoutes } from './sandboxes/routes.ts';
+import { metaRoutes } from './meta/routes.ts';
+import { adminRoutes } from './admin/routes.ts';
+
+export interface ServerDeps {
+  port: number;
+  host: string;
+  version: string;
+  logger: Logger;
+  store: Store;
+  apiKeys: ApiKeys;
+  sessions: Sessions;
+  accounts: Accounts;
+  catalog: TwinCatalog;
+  sandboxes: SandboxService;
+  adminToken: string | undefined;
+  /** Check every response against its declared schema (tests); off in production for speed. */
+  validateResponses: boolean;
+}
+
+/** Builds the hapi server with every plugin registered, not yet listening (tests use .inject). */
+export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
+  const server = Hapi.server({
+    port: deps.port,
+    host: deps.host,
+    routes: {
+      response: { sample: deps.validateResponses ? 100 : 0, failAction: 'error' },
+      // Our own failAction everywhere, so every 400 says what was wrong in `detail`.
+      validate: { failAction: validationFailAction },
+      payload: { maxBytes: 256 * 1024 },
+    },
+    router: { stripTrailingSlash: true },
+  });
+
+  await server.register({
+    plugin: hapiPino,
+    options: {
+      instance: deps.logger,
+      // Health checks would drown the log.
+      ignorePaths: ['/healthz'],
+      logPayload: false,
+    },
+  });
+  await server.register({
+    plugin: bearerAuth,
+    options: {
+      store: deps.store,
+      apiKeys: deps.apiKeys,
+      sessions: deps.sessions,
+      adminToken: deps.adminToken,
+    },
+  });
+  server.auth.default(BEARER);
+  server.ext('onPreResponse', decorateErrorBody);
+
+  await server.register({ plugin: metaRoutes, options: { catalog: deps.catalog, version: deps.version } });
+  await server.register({ plugin: sandboxRoutes, options: { sandboxes: deps.sandboxes } });
+  if (deps.adminToken) {
+    await server.register({
+      plugin: adminRoutes,
+      options: { accounts: deps.accounts, apiKeys: deps.apiKeys },
+    });
+  }
+  return server;
+}

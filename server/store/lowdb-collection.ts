@@ -1,0 +1,212 @@
+import { mkdir, readdir, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Low } from 'lowdb';
+import { DurableJsonFile } from './durable-json-file.ts';
+import { UniqueViolationError, type Collection } from './store.ts';
+
+export interface CollectionOptions<T> {
+  /** Fields whose values identify at most one record. */
+  unique?: (keyof T & string)[];
+  /** Fields looked up with findBy / findOneBy. Unique fields are indexed too. */
+  indexed?: (keyof T & string)[];
+}
+
+/** Record ids become file names, so they are restricted to a safe alphabet. */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * A collection kept as one lowdb JSON file per record under `directory`, with all records and their
+ * indexes held in memory. One file per record keeps the cost of a write independent of the number of
+ * records (a single-file lowdb rewrites everything on every write).
+ */
+export class LowdbCollection<T extends { id: string }> implements Collection<T> {
+  private readonly records = new Map<string, T>();
+  private readonly indexes = new Map<string, Map<unknown, Set<string>>>();
+  private readonly unique: Set<string>;
+  /** Unique values claimed by writes still in flight, so two concurrent writes cannot both pass. */
+  private readonly claimed = new Map<string, Set<unknown>>();
+  /** Per-record chain of writes, so writes to one record land in the order they were made. */
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  private constructor(
+    readonly name: string,
+    private readonly directory: string,
+    options: CollectionOptions<T>,
+  ) {
+    this.unique = new Set(options.unique ?? []);
+    for (const field of [...(options.unique ?? []), ...(options.indexed ?? [])]) {
+      this.indexes.set(field, new Map());
+      this.claimed.set(field, new Set());
+    }
+  }
+
+  static async open<T extends { id: string }>(
+    name: string,
+    directory: string,
+    options: CollectionOptions<T> = {},
+  ): Promise<LowdbCollection<T>> {
+    const collection = new LowdbCollection<T>(name, directory, options);
+    await collection.load();
+    return collection;
+  }
+
+  private async load(): Promise<void> {
+    await mkdir(this.directory, { recursive: true, mode: 0o700 });
+    for (const entry of await readdir(this.directory)) {
+      const path = join(this.directory, entry);
+      // A temporary file is a write that was interrupted before its rename: it was never acknowledged.
+      if (entry.endsWith('.tmp')) {
+        await unlink(path);
+        continue;
+      }
+      if (!entry.endsWith('.json')) continue;
+      const db = new Low<T | null>(new DurableJsonFile<T | null>(path), null);
+      try {
+        await db.read();
+      } catch {
+        // Writes are atomic, so this means the file was damaged from outside. Keep it aside for a
+        // person to look at rather than failing every start or silently dropping it.
+        await rename(path, `${path}.unreadable`);
+        process.emitWarning(`Twinbox store: ${path} is not valid JSON; moved to ${path}.unreadable`);
+        continue;
+      }
+      if (db.data) this.remember(db.data);
+    }
+  }
+
+  async get(id: string): Promise<T | undefined> {
+    return this.records.get(id);
+  }
+
+  async findBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T[]> {
+    const ids = this.index(field).get(value);
+    if (!ids) return [];
+    return [...ids].map((id) => this.records.get(id)!);
+  }
+
+  async findOneBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T | undefined> {
+    const ids = this.index(field).get(value);
+    if (!ids || ids.size === 0) return undefined;
+    return this.records.get(ids.values().next().value!);
+  }
+
+  async count(): Promise<number> {
+    return this.records.size;
+  }
+
+  insert(record: T): Promise<T> {
+    assertSafeId(record.id);
+    if (this.records.has(record.id) || this.chains.has(record.id)) {
+      return Promise.reject(new UniqueViolationError(this.name, 'id'));
+    }
+    return this.serialized(record.id, async () => {
+      if (this.records.has(record.id)) throw new UniqueViolationError(this.name, 'id');
+      await this.writeClaiming(undefined, record);
+      return record;
+    });
+  }
+
+  update(id: string, change: (current: T) => T): Promise<T | undefined> {
+    if (!SAFE_ID.test(id)) return Promise.resolve(undefined);
+    return this.serialized(id, async () => {
+      const current = this.records.get(id);
+      if (!current) return undefined;
+      const next = change(structuredClone(current));
+      if (next.id !== id) throw new Error(`${this.name}: update may not change a record's id`);
+      await this.writeClaiming(current, next);
+      return next;
+    });
+  }
+
+  delete(id: string): Promise<boolean> {
+    if (!SAFE_ID.test(id)) return Promise.resolve(false);
+    return this.serialized(id, async () => {
+      const current = this.records.get(id);
+      if (!current) return false;
+      await new DurableJsonFile(this.pathOf(id)).remove();
+      this.forget(current);
+      return true;
+    });
+  }
+
+  /**
+   * Checks and claims the unique values `next` introduces, writes `next` durably, then makes it
+   * visible. Readers only ever see durable records; claims close the window during the write.
+   */
+  private async writeClaiming(current: T | undefined, next: T): Promise<void> {
+    const claims: [string, unknown][] = [];
+    for (const field of this.unique) {
+      const value = next[field as keyof T];
+      if (value === undefined || value === null || (current && current[field as keyof T] === value)) continue;
+      const holders = this.indexes.get(field)!.get(value);
+      const claimed = this.claimed.get(field)!;
+      if ((holders && holders.size > 0) || claimed.has(value)) {
+        for (const [f, v] of claims) this.claimed.get(f)!.delete(v);
+        throw new UniqueViolationError(this.name, field);
+      }
+      claimed.add(value);
+      claims.push([field, value]);
+    }
+    try {
+      const db = new Low<T>(new DurableJsonFile<T>(this.pathOf(next.id)), next);
+      await db.write();
+      if (current) this.forget(current);
+      this.remember(next);
+    } finally {
+      for (const [field, value] of claims) this.claimed.get(field)!.delete(value);
+    }
+  }
+
+  /** Resolves once every write already made has settled. */
+  async flush(): Promise<void> {
+    await Promise.all(this.chains.values());
+  }
+
+  private serialized<R>(id: string, task: () => Promise<R>): Promise<R> {
+    const previous = this.chains.get(id) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.chains.set(id, settled);
+    void settled.then(() => {
+      if (this.chains.get(id) === settled) this.chains.delete(id);
+    });
+    return run;
+  }
+
+  private remember(record: T): void {
+    this.records.set(record.id, record);
+    for (const [field, index] of this.indexes) {
+      const value = record[field as keyof T];
+      let ids = index.get(value);
+      if (!ids) index.set(value, (ids = new Set()));
+      ids.add(record.id);
+    }
+  }
+
+  private forget(record: T): void {
+    this.records.delete(record.id);
+    for (const [field, index] of this.indexes) {
+      const value = record[field as keyof T];
+      const ids = index.get(value);
+      ids?.delete(record.id);
+      if (ids?.size === 0) index.delete(value);
+    }
+  }
+
+  private index(field: string): Map<unknown, Set<string>> {
+    const index = this.indexes.get(field);
+    if (!index) throw new Error(`${this.name}.${field} is not indexed`);
+    return index;
+  }
+
+  private pathOf(id: string): string {
+    return join(this.directory, `${id}.json`);
+  }
+}
+
+function assertSafeId(id: string): void {
+  if (!SAFE_ID.test(id)) throw new Error(`record id ${JSON.stringify(id)} is not a safe file name`);
+}

@@ -1,0 +1,103 @@
+import type { Server } from '@hapi/hapi';
+import type { Logger } from 'pino';
+import { readFileSync } from 'node:fs';
+import type { Config } from './config.ts';
+import type { Store } from './store/store.ts';
+import { openLowdbStore } from './store/lowdb-store.ts';
+import { lockDataDir, type DataDirLock } from './store/data-dir-lock.ts';
+import { ApiKeys } from './auth/api-keys.ts';
+import { Sessions } from './auth/sessions.ts';
+import { Accounts } from './identity/accounts.ts';
+import { builtInCatalog, type TwinCatalog } from './twins/catalog.ts';
+import { ScenarioDirectory } from './scenarios/directory.ts';
+import { SandboxLifecycle } from './sandboxes/lifecycle.ts';
+import { SandboxService } from './sandboxes/service.ts';
+import { TtlReaper } from './sandboxes/reaper.ts';
+import type { Deployer } from './sandboxes/deployer.ts';
+import { createServer } from './server.ts';
+import { createLogger } from './logger.ts';
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+export interface TwinboxOptions {
+  logger?: Logger;
+  deployer?: Deployer;
+  catalog?: TwinCatalog;
+  validateResponses?: boolean;
+}
+
+/** A whole Twinbox: its server and the parts behind it, so tests and main.ts can reach each one. */
+export interface Twinbox {
+  config: Config;
+  server: Server;
+  store: Store;
+  logger: Logger;
+  accounts: Accounts;
+  apiKeys: ApiKeys;
+  sessions: Sessions;
+  lifecycle: SandboxLifecycle;
+  reaper: TtlReaper;
+  /** Stops the reaper, the deploy queue and the server, then releases the data directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Assembles Twinbox on the embedded defaults: takes the data directory, opens the store, recovers
+ * sandboxes left by a previous run and starts the TTL reaper. The server is built but not listening.
+ */
+export async function createTwinbox(config: Config, options: TwinboxOptions = {}): Promise<Twinbox> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const lock: DataDirLock = lockDataDir(config.dataDir);
+  try {
+    const store = await openLowdbStore(config.dataDir);
+    const accounts = new Accounts(store);
+    const apiKeys = new ApiKeys(store, (error) =>
+      logger.warn({ err: error }, 'could not record API key use'),
+    );
+    const sessions = await Sessions.create({
+      secret: config.jwtSecret,
+      dataDir: config.dataDir,
+      ttlMinutes: config.sessionTtlMinutes,
+    });
+    const catalog = options.catalog ?? builtInCatalog;
+    const lifecycle = new SandboxLifecycle(store, logger, options.deployer, config.deployConcurrency);
+    const sandboxes = new SandboxService(store, accounts, catalog, new ScenarioDirectory(store), lifecycle, {
+      production: config.env === 'production',
+      freeTtlCapMinutes: config.freeTtlCapMinutes,
+      githubWebHosts: [...new Set(['github.com', new URL(config.githubWebUrl).host.toLowerCase()])],
+    });
+    const reaper = new TtlReaper(store, lifecycle, logger, config.reaperIntervalMs);
+    const server = await createServer({
+      port: config.port,
+      host: config.bindHost,
+      version,
+      logger,
+      store,
+      apiKeys,
+      sessions,
+      accounts,
+      catalog,
+      sandboxes,
+      adminToken: config.adminToken,
+      validateResponses: options.validateResponses ?? config.env !== 'production',
+    });
+    await reaper.start();
+    await lifecycle.recover();
+
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      (stopping ??= (async () => {
+        await reaper.stop();
+        await server.stop({ timeout: 5000 });
+        await lifecycle.stop();
+        await store.close();
+        lock.release();
+      })());
+    return { config, server, store, logger, accounts, apiKeys, sessions, lifecycle, reaper, stop };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
