@@ -1,0 +1,185 @@
+/**
+ * Adapter over the `emulate` package (vercel-labs/emulate, pinned at 0.12.2).
+ *
+ * Its public API starts a built-in service behind its own HTTP server and exposes only `reset()` and
+ * `close()`: no state snapshot, no persistence and no way to add routes. We need all three, so we load
+ * the service's plugin module (the same module instance `emulate` itself loads) and wrap its `register`
+ * to capture the Hono app, the store, the webhook dispatcher and the token map of each emulator we create.
+ * We then serve `app.fetch` from our own instance server and close the engine's listener.
+ * Why this and not a fork: it keeps the engine's routes, seeding and auth exactly as shipped, and the
+ * version is pinned, so the one internal we rely on (plugin.register's arguments) cannot drift.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { createEmulator, type SeedConfig } from 'emulate';
+
+export type EngineService = 'github' | 'stripe' | 'slack';
+
+export interface EngineRecord {
+  id: number;
+  created_at: string;
+  updated_at: string;
+  [key: string]: unknown;
+}
+
+export interface EngineCollection<T extends EngineRecord = EngineRecord> {
+  insert(data: Partial<T> & Record<string, unknown>): T;
+  get(id: number): T | undefined;
+  findBy(field: string, value: unknown): T[];
+  findOneBy(field: string, value: unknown): T | undefined;
+  update(id: number, data: Record<string, unknown>): T | undefined;
+  delete(id: number): boolean;
+  all(): T[];
+}
+
+export interface EngineStoreSnapshot {
+  collections: Record<string, unknown>;
+  data: Record<string, unknown>;
+}
+
+export interface EngineStore {
+  collection<T extends EngineRecord = EngineRecord>(
+    name: string,
+    indexFields?: string[],
+  ): EngineCollection<T>;
+  getData<T>(key: string): T | undefined;
+  setData(key: string, value: unknown): void;
+  snapshot(): EngineStoreSnapshot;
+  restore(snapshot: EngineStoreSnapshot): void;
+}
+
+/** The subset of the engine's request context our extension routes use. */
+export interface EngineContext {
+  req: {
+    param(name: string): string;
+    query(name: string): string | undefined;
+    header(name: string): string | undefined;
+    json<T = unknown>(): Promise<T>;
+    url: string;
+  };
+  get(key: string): unknown;
+  json(data: unknown, status?: number, headers?: Record<string, string>): Response;
+}
+
+export type EngineHandler = (c: EngineContext) => Response | Promise<Response>;
+
+export interface EngineApp {
+  fetch(request: Request): Promise<Response>;
+  get(path: string, handler: EngineHandler): unknown;
+  post(path: string, handler: EngineHandler): unknown;
+  delete(path: string, handler: EngineHandler): unknown;
+}
+
+export interface EngineWebhooks {
+  dispatch(
+    event: string,
+    action: string | undefined,
+    payload: unknown,
+    owner: string,
+    repo?: string,
+  ): Promise<void>;
+}
+
+export interface EngineTokenUser {
+  login: string;
+  id: number;
+  scopes?: string[];
+  [key: string]: unknown;
+}
+
+export interface Engine {
+  app: EngineApp;
+  store: EngineStore;
+  webhooks: EngineWebhooks;
+  tokenMap: Map<string, EngineTokenUser>;
+  /** The plugin module's `seedFromConfig`, to add seed objects to a running engine. */
+  seedFromConfig(config: unknown): void;
+  /** Engine reset: clears the store and re-applies the engine-level seed. */
+  reset(): void;
+}
+
+interface PluginModule {
+  plugin: { register: (...args: unknown[]) => void };
+  seedFromConfig?: (store: EngineStore, baseUrl: string, config: unknown, webhooks?: unknown) => void;
+}
+
+interface Captured {
+  app: EngineApp;
+  store: EngineStore;
+  webhooks: EngineWebhooks;
+  tokenMap: Map<string, EngineTokenUser>;
+}
+
+const modules = new Map<EngineService, Promise<PluginModule>>();
+/** Emulators being created, keyed by their base URL (unique: one port per instance). */
+const pending = new Map<string, (captured: Captured) => void>();
+
+/**
+ * Finds the chunk file of a built-in service in emulate's registry (`<service>: { ... import("./dist-X.js")`)
+ * rather than hard-coding the hashed name, so a rebuilt 0.12.x with new hashes still loads.
+ */
+async function loadPlugin(service: EngineService): Promise<PluginModule> {
+  const apiUrl = import.meta.resolve('emulate');
+  const source = await readFile(fileURLToPath(apiUrl), 'utf8');
+  const match = new RegExp(`\\n  ${service}: \\{[\\s\\S]*?import\\("\\./(dist-[\\w-]+\\.js)"\\)`).exec(
+    source,
+  );
+  if (!match?.[1]) throw new Error(`emulate: cannot locate the ${service} service module`);
+  const mod = (await import(new URL(`./${match[1]}`, apiUrl).href)) as Record<string, unknown>;
+  const plugin = mod[`${service}Plugin`] as PluginModule['plugin'] | undefined;
+  if (!plugin || typeof plugin.register !== 'function')
+    throw new Error(`emulate: ${service} plugin not found`);
+  const original = plugin.register;
+  plugin.register = function (this: unknown, ...args: unknown[]) {
+    const [app, store, webhooks, baseUrl, tokenMap] = args as [
+      EngineApp,
+      EngineStore,
+      EngineWebhooks,
+      string,
+      Map<string, EngineTokenUser>,
+    ];
+    pending.get(baseUrl)?.({ app, store, webhooks, tokenMap });
+    return original.apply(this, args);
+  };
+  return { plugin, seedFromConfig: mod.seedFromConfig as PluginModule['seedFromConfig'] };
+}
+
+function plugin(service: EngineService): Promise<PluginModule> {
+  let loading = modules.get(service);
+  if (!loading) {
+    loading = loadPlugin(service);
+    modules.set(service, loading);
+  }
+  return loading;
+}
+
+/** Starts one engine emulator whose absolute URLs use `baseUrl`; it does not keep a listener of its own. */
+export async function startEngine(
+  service: EngineService,
+  baseUrl: string,
+  seed: SeedConfig,
+): Promise<Engine> {
+  const mod = await plugin(service);
+  let captured: Captured | undefined;
+  pending.set(baseUrl, (c) => (captured = c));
+  let emulator;
+  try {
+    emulator = await createEmulator({ service, port: 0, hostname: '127.0.0.1', baseUrl, seed });
+  } finally {
+    pending.delete(baseUrl);
+  }
+  // Our instance server calls app.fetch directly; the engine's own listener would only hold a port.
+  await emulator.close();
+  if (!captured) throw new Error(`emulate: ${service} engine was not captured`);
+  const { store } = captured;
+  return {
+    ...captured,
+    seedFromConfig: (config) => mod.seedFromConfig?.(store, baseUrl, config, captured!.webhooks),
+    reset: () => emulator.reset(),
+  };
+}
+
+/** Starts the engine bare, with its own listener, exactly as `emulate` users would (bench baseline). */
+export async function startBareEngine(service: EngineService, seed?: SeedConfig) {
+  return createEmulator({ service, port: 0, hostname: '127.0.0.1', seed });
+}

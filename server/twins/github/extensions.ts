@@ -1,0 +1,282 @@
+/**
+ * GitHub API routes the engine lacks, registered on the engine's app so its auth middleware applies:
+ * deployments and deployment statuses, and repository tarballs (302 to a codeload-style URL, as GitHub does).
+ */
+import type { Engine, EngineContext, EngineRecord } from '../engine/emulate.ts';
+import type { EngineCall } from './repo-files.ts';
+import { readTree } from './repo-files.ts';
+import { gzipTar } from './tar.ts';
+
+interface Deployment extends EngineRecord {
+  repo_full_name: string;
+  sha: string;
+  ref: string;
+  task: string;
+  payload: unknown;
+  environment: string;
+  original_environment: string;
+  description: string | null;
+  creator: unknown;
+  transient_environment: boolean;
+  production_environment: boolean;
+}
+
+interface DeploymentStatus extends EngineRecord {
+  deployment_id: number;
+  state: string;
+  description: string;
+  environment: string;
+  target_url: string;
+  log_url: string;
+  environment_url: string;
+  creator: unknown;
+}
+
+const STATES = ['error', 'failure', 'inactive', 'in_progress', 'queued', 'pending', 'success'];
+
+function githubError(c: EngineContext, status: number, message: string): Response {
+  return c.json(
+    { message, documentation_url: 'https://docs.github.com/rest', status: String(status) },
+    status,
+  );
+}
+
+export function registerExtensions(engine: Engine, baseUrl: string, call: EngineCall): void {
+  const { app, store } = engine;
+  const deployments = store.collection<Deployment>('twinbox.deployments', ['repo_full_name']);
+  const statuses = store.collection<DeploymentStatus>('twinbox.deployment_statuses', ['deployment_id']);
+
+  const authUser = (c: EngineContext) => c.get('authUser') as { login: string } | undefined;
+
+  async function context(c: EngineContext) {
+    const user = authUser(c);
+    if (!user) return { error: githubError(c, 401, 'Requires authentication') };
+    const owner = c.req.param('owner');
+    const repoName = c.req.param('repo');
+    const repo = await call(
+      user.login,
+      'GET',
+      `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repoName)}`,
+    );
+    if (repo.status !== 200) return { error: githubError(c, 404, 'Not Found') };
+    const sender = (await call(user.login, 'GET', `/users/${encodeURIComponent(user.login)}`)).data;
+    return { user, repo: repo.data, sender, fullName: repo.data.full_name as string };
+  }
+
+  const deploymentUrl = (d: Deployment) => `${baseUrl}/repos/${d.repo_full_name}/deployments/${d.id}`;
+  const formatDeployment = (d: Deployment) => ({
+    url: deploymentUrl(d),
+    id: d.id,
+    node_id: Buffer.from(`Deployment${d.id}`).toString('base64'),
+    sha: d.sha,
+    ref: d.ref,
+    task: d.task,
+    payload: d.payload,
+    original_environment: d.original_environment,
+    environment: d.environment,
+    description: d.description,
+    creator: d.creator,
+    created_at: d.created_at,
+    updated_at: d.updated_at,
+    statuses_url: `${deploymentUrl(d)}/statuses`,
+    repository_url: `${baseUrl}/repos/${d.repo_full_name}`,
+    transient_environment: d.transient_environment,
+    production_environment: d.production_environment,
+  });
+  const formatStatus = (d: Deployment, s: DeploymentStatus) => ({
+    url: `${deploymentUrl(d)}/statuses/${s.id}`,
+    id: s.id,
+    node_id: Buffer.from(`DeploymentStatus${s.id}`).toString('base64'),
+    state: s.state,
+    creator: s.creator,
+    description: s.description,
+    environment: s.environment,
+    target_url: s.target_url,
+    log_url: s.log_url,
+    environment_url: s.environment_url,
+    created_at: s.created_at,
+    updated_at: s.updated_at,
+    deployment_url: deploymentUrl(d),
+    repository_url: `${baseUrl}/repos/${d.repo_full_name}`,
+  });
+
+  const findDeployment = (fullName: string, id: string) => {
+    const d = deployments.get(Number(id));
+    return d && d.repo_full_name === fullName ? d : undefined;
+  };
+
+  app.post('/repos/:owner/:repo/deployments', async (c) => {
+    const ctx = await context(c);
+    if ('error' in ctx) return ctx.error as Response;
+    const body = await c.req.json<Record<string, unknown>>().catch(() => undefined);
+    if (!body || typeof body.ref !== 'string' || body.ref === '')
+      return githubError(c, 422, 'Invalid request: "ref" is required');
+    const commit = await call(
+      ctx.user.login,
+      'GET',
+      `/repos/${ctx.fullName}/commits/${encodeURIComponent(body.ref)}`,
+    );
+    if (commit.status !== 200) return githubError(c, 422, `No ref found for: ${body.ref}`);
+    const environment = typeof body.environment === 'string' ? body.environment : 'production';
+    const d = deployments.insert({
+      repo_full_name: ctx.fullName,
+      sha: commit.data.sha,
+      ref: body.ref,
+      task: typeof body.task === 'string' ? body.task : 'deploy',
+      payload: body.payload ?? {},
+      environment,
+      original_environment: environment,
+      description: typeof body.description === 'string' ? body.description : null,
+      creator: ctx.sender,
+      transient_environment: body.transient_environment === true,
+      production_environment:
+        typeof body.production_environment === 'boolean'
+          ? body.production_environment
+          : environment === 'production',
+    });
+    const formatted = formatDeployment(d);
+    void engine.webhooks.dispatch(
+      'deployment',
+      'created',
+      { action: 'created', deployment: formatted, repository: ctx.repo, sender: ctx.sender },
+      ctx.repo.owner.login,
+      ctx.repo.name,
+    );
+    return c.json(formatted, 201);
+  });
+
+  app.get('/repos/:owner/:repo/deployments', async (c) => {
+    const ctx = await context(c);
+    if ('error' in ctx) return ctx.error as Response;
+    const filters = ['sha', 'ref', 'task', 'environment'] as const;
+    const list = deployments
+      .findBy('repo_full_name', ctx.fullName)
+      .filter((d) => filters.every((f) => c.req.query(f) === undefined || d[f] === c.req.query(f)))
+      .sort((a, b) => b.id - a.id);
+    const perPage = Math.min(Number(c.req.query('per_page') ?? 30) || 30, 100);
+    const page = Math.max(Number(c.req.query('page') ?? 1) || 1, 1);
+    return c.json(list.slice((page - 1) * perPage, page * perPage).map(formatDeployment));
+  });
+
+  app.get('/repos/:owner/:repo/deployments/:id', async (c) => {
+    const ctx = await context(c);
+    if ('error' in ctx) return ctx.error as Response;
+    const d = findDeployment(ctx.fullName, c.req.param('id'));
+    return d ? c.json(formatDeployment(d)) : githubError(c, 404, 'Not Found');
+  });
+
+  app.delete('/repos/:owner/:repo/deployments/:id', async (c) => {
+    const ctx = await context(c);
+    if ('error' in ctx) return ctx.error as Response;
+    const d = findDeployment(ctx.fullName, c.req.param('id'));
+    if (!d) return githubError(c, 404, 'Not Found');
+    for (const s of statuses.findBy('deployment_id', d.id)) statuses.delete(s.id);
+    deployments.delete(d.id);
+    return new Response(null, { status: 204 });
+  });
+
+  app.post('/repos/:owner/:repo/deployments/:id/statuses', async (c) => {
+    const ctx = await context(c);
+    if ('error' in ctx) return ctx.error as Response;
+    const d = findDeployment(ctx.fullName, c.req.param('id'));
+    if (!d) return githubError(c, 404, 'Not Found');
+    const body = await c.req.json<Record<string, unknown>>().catch(() => undefined);
+    if (!body || typeof body.state !== 'string' || !STATES.includes(body.state)) {
+      return githubError(c, 422, `Invalid request: "state" must be one of ${STATES.join(', ')}`);
+    }
+    const str = (v: unknown) => (typeof v === 'string' ? v : '');
+    const environment = str(body.environment) || d.environment;
+    const s = statuses.insert({
+      deployment_id: d.id,
+      state: body.state,
+      description: str(body.description),
+      environment,
+      target_url: str(body.target_url) || str(body.log_url),
+      log_url: str(body.log_url) || str(body.target_url),
+      environment_url: str(body.environment_url),
+      creator: ctx.sender,
+    });
+    if (environment !== d.environment) deployments.update(d.id, { environment });
+    // GitHub marks earlier successful deployments of the environment inactive (auto_inactive, default true).
+    if (body.state === 'success' && body.auto_inactive !== false) {
+      for (const other of deployments.findBy('repo_full_name', ctx.fullName)) {
+        if (other.id === d.id || other.environment !== environment) continue;
+        const last = statuses.findBy('deployment_id', other.id).at(-1);
+        if (last?.state === 'success') {
+          statuses.insert({ ...last, id: undefined, state: 'inactive', deployment_id: other.id } as never);
+        }
+      }
+    }
+    const formatted = formatStatus(deployments.get(d.id)!, s);
+    void engine.webhooks.dispatch(
+      'deployment_status',
+      'created',
+      {
+        action: 'created',
+        deployment_status: formatted,
+        deployment: formatDeployment(deployments.get(d.id)!),
+        repository: ctx.repo,
+        sender: ctx.sender,
+      },
+      ctx.repo.owner.login,
+      ctx.repo.name,
+    );
+    return c.json(formatted, 201);
+  });
+
+  app.get('/repos/:owner/:repo/deployments/:id/statuses', async (c) => {
+    const ctx = await context(c);
+    if ('error' in ctx) return ctx.error as Response;
+    const d = findDeployment(ctx.fullName, c.req.param('id'));
+    if (!d) return githubError(c, 404, 'Not Found');
+    const list = statuses.findBy('deployment_id', d.id).sort((a, b) => b.id - a.id);
+    return c.json(list.map((s) => formatStatus(d, s)));
+  });
+
+  app.get('/repos/:owner/:repo/deployments/:id/statuses/:status_id', async (c) => {
+    const ctx = await context(c);
+    if ('error' in ctx) return ctx.error as Response;
+    const d = findDeployment(ctx.fullName, c.req.param('id'));
+    const s = statuses.get(Number(c.req.param('status_id')));
+    if (!d || !s || s.deployment_id !== d.id) return githubError(c, 404, 'Not Found');
+    return c.json(formatStatus(d, s));
+  });
+
+  // Tarballs: like GitHub, the API answers 302 to a codeload URL pinned to the resolved commit.
+  const tarball = async (c: EngineContext) => {
+    const user = authUser(c);
+    const owner = c.req.param('owner');
+    const repo = c.req.param('repo');
+    const login = user?.login ?? owner;
+    const ref = c.req.param('ref') || undefined;
+    const path = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`;
+    const commit = ref
+      ? await call(login, 'GET', `${path}/commits/${encodeURIComponent(ref)}`)
+      : await call(login, 'GET', path).then(async (r) =>
+          r.status === 200
+            ? call(login, 'GET', `${path}/commits/${encodeURIComponent(r.data.default_branch)}`)
+            : r,
+        );
+    if (commit.status !== 200) return githubError(c, 404, 'Not Found');
+    const location = `${baseUrl}/_codeload/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/legacy.tar.gz/${commit.data.sha}`;
+    return new Response(null, { status: 302, headers: { location } });
+  };
+  app.get('/repos/:owner/:repo/tarball/:ref{.+}', tarball);
+  app.get('/repos/:owner/:repo/tarball', tarball);
+
+  app.get('/_codeload/:owner/:repo/legacy.tar.gz/:sha', async (c) => {
+    const owner = c.req.param('owner');
+    const repo = c.req.param('repo');
+    const login = (authUser(c)?.login ?? owner) as string;
+    const tree = await readTree(call, login, owner, repo, c.req.param('sha'));
+    if (!tree) return githubError(c, 404, 'Not Found');
+    const body = gzipTar(`${owner}-${repo}-${tree.sha.slice(0, 7)}`, tree.files);
+    return new Response(body, {
+      status: 200,
+      headers: {
+        'content-type': 'application/x-gzip',
+        'content-disposition': `attachment; filename=${owner}-${repo}-${tree.sha.slice(0, 7)}.tar.gz`,
+      },
+    });
+  });
+}

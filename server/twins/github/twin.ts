@@ -1,0 +1,310 @@
+import { createHmac } from 'node:crypto';
+import Joi from 'joi';
+import { TwinInputError, type TwinDriver, type TwinFactory } from '../driver.ts';
+import {
+  startEngine,
+  type Engine,
+  type EngineStoreSnapshot,
+  type EngineTokenUser,
+} from '../engine/emulate.ts';
+import { json } from '../http.ts';
+import { randomToken } from '../secrets.ts';
+import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
+import { registerExtensions } from './extensions.ts';
+import { handleOAuth } from './oauth.ts';
+import { pushFiles, type EngineCall } from './repo-files.ts';
+import { engineSeed, validateGitHubSeed, type FileContent, type GitHubSeed } from './seed.ts';
+
+const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
+
+interface GitHubSaved {
+  token: string;
+  webhook_secret: string;
+  auto_approve?: string;
+  target?: WebhookTarget;
+  tokens: Array<[string, EngineTokenUser]>;
+  engine: EngineStoreSnapshot;
+}
+
+export const githubSigner: WebhookSigner = ({ event, body, secret, guid }) => ({
+  'user-agent': 'GitHub-Hookshot/twinbox',
+  'x-github-event': event,
+  'x-github-delivery': guid,
+  'x-github-hook-id': '1',
+  'x-hub-signature': `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`,
+  'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+});
+
+const pushSchema = Joi.object({
+  owner: Joi.string().required(),
+  repo: Joi.string().required(),
+  branch: Joi.string(),
+  message: Joi.string(),
+  replace: Joi.boolean(),
+  files: Joi.object()
+    .pattern(
+      Joi.string(),
+      Joi.alternatives(
+        Joi.string().allow(''),
+        Joi.object({ base64: Joi.string().base64().allow('').required() }),
+        null,
+      ),
+    )
+    .min(1)
+    .required(),
+});
+
+const repoSchema = Joi.object({
+  owner: Joi.string()
+    .pattern(/^[A-Za-z0-9-]+$/)
+    .required(),
+  name: Joi.string()
+    .pattern(/^[A-Za-z0-9._-]+$/)
+    .required(),
+  private: Joi.boolean(),
+  description: Joi.string().allow(''),
+  default_branch: Joi.string(),
+  files: Joi.object().pattern(Joi.string(), Joi.any()),
+  branches: Joi.object().pattern(Joi.string(), Joi.object()),
+});
+
+class GitHubTwin implements TwinDriver {
+  readonly webhooks = new WebhookOutbox(githubSigner);
+  private readonly internalToken = randomToken('twinbox_internal_');
+  private autoApprove: string | undefined;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly baseUrl: string,
+    private readonly seed: GitHubSeed,
+    private readonly token: string,
+    private readonly tokenLogin: string,
+    private readonly webhookSecret: string,
+  ) {
+    this.autoApprove = seed.oauth?.auto_approve;
+    // Engine events (issue comments, pull requests, ...) and ours (deployments) all go to our target too.
+    const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
+    engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
+      void this.webhooks.deliver(event, this.withInstallation(payload, owner));
+      return dispatch(event, action, payload, owner, repo);
+    };
+    registerExtensions(engine, baseUrl, this.call);
+  }
+
+  /** Calls the engine API in-process as `login` (falls back to the token's user for orgs). */
+  readonly call: EngineCall = async (login, method, path, body) => {
+    const users = this.engine.store.collection('github.users', ['login']);
+    const user = users.findOneBy('login', login) ?? users.findOneBy('login', this.tokenLogin);
+    const token = `${this.internalToken}.${user?.login ?? login}`;
+    if (!this.engine.tokenMap.has(token)) {
+      this.engine.tokenMap.set(token, {
+        login: (user?.login as string) ?? login,
+        id: user?.id ?? 1,
+        scopes: TOKEN_SCOPES,
+      });
+    }
+    const response = await this.engine.app.fetch(
+      new Request(new URL(path, this.baseUrl), {
+        method,
+        headers: {
+          authorization: `token ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/vnd.github+json',
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
+    const text = await response.text();
+    let data: unknown = text;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      // Non-JSON (e.g. HTML) responses are returned as text.
+    }
+    return { status: response.status, data };
+  };
+
+  private withInstallation(payload: unknown, owner: string): unknown {
+    if (!payload || typeof payload !== 'object' || 'installation' in payload) return payload;
+    const inst = this.engine.store
+      .collection('github.app_installations')
+      .all()
+      .find((i) => i.account_login === owner);
+    return inst ? { ...payload, installation: { id: inst.installation_id } } : payload;
+  }
+
+  handle(request: Request): Promise<Response> {
+    return handleOAuth(this.engine, request, { autoApprove: () => this.autoApprove }).then(
+      (handled) => handled ?? this.engine.app.fetch(request),
+    );
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      GITHUB_TOKEN: this.token,
+      GITHUB_API_URL: this.baseUrl,
+      GITHUB_SERVER_URL: this.baseUrl,
+      GITHUB_WEBHOOK_SECRET: this.webhookSecret,
+    };
+  }
+
+  secrets(): string[] {
+    return [this.token, this.webhookSecret, ...(this.webhooks.target ? [this.webhooks.target.secret] : [])];
+  }
+
+  snapshot(): GitHubSaved {
+    return {
+      token: this.token,
+      webhook_secret: this.webhookSecret,
+      auto_approve: this.autoApprove,
+      target: this.webhooks.target,
+      tokens: [...this.engine.tokenMap].filter(([t]) => !t.startsWith(this.internalToken)),
+      engine: this.engine.store.snapshot(),
+    };
+  }
+
+  restore(saved: GitHubSaved): void {
+    this.engine.store.restore(saved.engine);
+    this.engine.tokenMap.clear();
+    for (const [token, user] of saved.tokens) this.engine.tokenMap.set(token, user);
+    this.autoApprove = saved.auto_approve;
+    this.webhooks.target = saved.target;
+  }
+
+  async reset(): Promise<void> {
+    this.engine.reset();
+    const own = this.engine.tokenMap.get(this.token);
+    this.engine.tokenMap.clear();
+    if (own) this.engine.tokenMap.set(this.token, own);
+    this.webhooks.clear();
+    this.autoApprove = this.seed.oauth?.auto_approve;
+    await this.applyFiles(this.seed);
+  }
+
+  async applySeed(raw: unknown): Promise<void> {
+    const seed = raw as GitHubSeed;
+    try {
+      this.engine.seedFromConfig(engineSeed(seed));
+    } catch (error) {
+      throw new TwinInputError(400, `github seed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (seed.oauth?.auto_approve !== undefined) this.autoApprove = seed.oauth.auto_approve;
+    if (seed.webhook) this.configureTarget(seed.webhook);
+    await this.applyFiles(seed);
+  }
+
+  configureTarget(w: NonNullable<GitHubSeed['webhook']>): void {
+    this.webhooks.target = { url: w.url, secret: w.secret ?? this.webhookSecret, events: w.events ?? ['*'] };
+  }
+
+  async applyFiles(seed: GitHubSeed): Promise<void> {
+    for (const repo of seed.repos ?? []) {
+      if (repo.files && Object.keys(repo.files).length) {
+        await pushFiles(this.call, repo.owner, {
+          owner: repo.owner,
+          repo: repo.name,
+          files: repo.files,
+          message: 'Seed files',
+        });
+      }
+      for (const [branch, files] of Object.entries(repo.branches ?? {})) {
+        await pushFiles(this.call, repo.owner, {
+          owner: repo.owner,
+          repo: repo.name,
+          branch,
+          files,
+          message: `Seed ${branch}`,
+        });
+      }
+    }
+  }
+
+  readonly adminRoutes = async (method: string, subpath: string, body: unknown) => {
+    if (method === 'POST' && subpath === '/repos') {
+      const { error, value } = repoSchema.validate(body ?? {});
+      if (error) throw new TwinInputError(400, error.message);
+      const users = this.engine.store.collection('github.users', ['login']);
+      const orgs = this.engine.store.collection('github.orgs', ['login']);
+      const ownerExists = users.findOneBy('login', value.owner) || orgs.findOneBy('login', value.owner);
+      const seed = validateGitHubSeed({
+        ...(ownerExists ? {} : { users: [{ login: value.owner }] }),
+        repos: [value],
+      });
+      await this.applySeed(seed);
+      const repo = await this.call(value.owner, 'GET', `/repos/${value.owner}/${value.name}`);
+      return { status: 201, body: repo.data };
+    }
+    if (method === 'POST' && subpath === '/repos/files') {
+      const { error, value } = pushSchema.validate(body ?? {});
+      if (error) throw new TwinInputError(400, error.message);
+      const result = await pushFiles(
+        this.call,
+        value.owner,
+        value as { owner: string; repo: string; files: Record<string, FileContent> },
+      );
+      return { status: 201, body: result };
+    }
+    if (method === 'PUT' && subpath === '/oauth') {
+      const { error, value } = Joi.object({ auto_approve: Joi.string().allow(null).required() }).validate(
+        body ?? {},
+      );
+      if (error) throw new TwinInputError(400, error.message);
+      this.autoApprove = value.auto_approve ?? undefined;
+      return { status: 200, body: { auto_approve: this.autoApprove ?? null } };
+    }
+    return undefined;
+  };
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    if (kind === 'rate_limit') {
+      const reset = String(Math.floor(Date.now() / 1000) + 60);
+      return json(
+        403,
+        {
+          message: 'API rate limit exceeded for user ID 1.',
+          documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting',
+        },
+        {
+          'x-ratelimit-limit': '5000',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': reset,
+          'x-ratelimit-resource': 'core',
+        },
+      );
+    }
+    return json(status, {
+      message: status >= 500 ? 'Server Error' : 'Injected fault',
+      documentation_url: 'https://docs.github.com/rest',
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.webhooks.idle();
+  }
+}
+
+export const githubTwin: TwinFactory = {
+  name: 'github',
+  description:
+    'GitHub REST API (repos and contents, branches, pulls, issue comments, deployments, checks, OAuth, GitHub Apps, webhooks, tarballs)',
+  envVarNames: ['GITHUB_TOKEN', 'GITHUB_API_URL', 'GITHUB_SERVER_URL', 'GITHUB_WEBHOOK_SECRET'],
+  validateSeed: validateGitHubSeed,
+  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+    const seed = validateGitHubSeed(rawSeed);
+    const saved = rawSaved as GitHubSaved | undefined;
+    const token = saved?.token ?? randomToken('ghp_');
+    const webhookSecret = saved?.webhook_secret ?? randomToken('whsec_');
+    const tokenLogin = seed.token_login ?? seed.users?.[0]?.login ?? 'admin';
+    const engine = await startEngine('github', baseUrl, {
+      tokens: { [token]: { login: tokenLogin, scopes: TOKEN_SCOPES } },
+      github: engineSeed(seed),
+    });
+    const twin = new GitHubTwin(engine, baseUrl, seed, token, tokenLogin, webhookSecret);
+    if (saved) twin.restore(saved);
+    else {
+      if (seed.webhook) twin.configureTarget(seed.webhook);
+      await twin.applyFiles(seed);
+    }
+    return twin;
+  },
+};

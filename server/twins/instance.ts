@@ -1,0 +1,292 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ADMIN_PREFIX, routeAdmin } from './admin.ts';
+import { TwinInputError, type TwinDriver, type TwinFactory } from './driver.ts';
+import { FaultInjector } from './faults.ts';
+import { errorBody, readBody, toFetchRequest, writeResponse } from './http.ts';
+import { writeInstance } from './persistence.ts';
+import { redactBody, redactPath } from './redact.ts';
+import { RequestLog } from './request-log.ts';
+import { randomToken, tokenMatchesHash } from './secrets.ts';
+
+export interface TwinEntry {
+  base_url: string;
+  admin_url: string;
+  env_vars: Record<string, string>;
+}
+
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface InstanceOptions {
+  factory: TwinFactory;
+  sandboxId: string;
+  dataDir: string;
+  bindHost: string;
+  publicHost: string;
+  /** 0 for any free port; a previous port is tried first on restore. */
+  port: number;
+  adminTokenHash: string;
+  seed: unknown;
+  saved?: unknown;
+  logger?: Logger;
+}
+
+const SAVE_DEBOUNCE_MS = 20;
+
+/** One twin instance of one sandbox: its own port, driver, admin API, log, faults and state file. */
+export class TwinInstance {
+  private driver!: TwinDriver;
+  private readonly faults = new FaultInjector();
+  private readonly log = new RequestLog();
+  private saveTimer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> = Promise.resolve();
+  private closed = false;
+  private port = 0;
+  private baseUrl = '';
+
+  private constructor(
+    private readonly opts: InstanceOptions,
+    private readonly server: Server,
+  ) {}
+
+  static async start(opts: InstanceOptions): Promise<TwinInstance> {
+    const server = createServer();
+    // Keep-alive sockets would otherwise hold close() open until clients time out.
+    server.keepAliveTimeout = 5_000;
+    const instance = new TwinInstance(opts, server);
+    instance.port = await listen(server, opts.bindHost, opts.port);
+    instance.baseUrl = `http://${formatHost(opts.publicHost)}:${instance.port}`;
+    try {
+      instance.driver = await opts.factory.create({
+        baseUrl: instance.baseUrl,
+        seed: opts.seed,
+        saved: opts.saved,
+      });
+    } catch (error) {
+      await closeServer(server);
+      throw error;
+    }
+    server.on('request', (req, res) => void instance.onRequest(req, res));
+    await instance.saveNow();
+    return instance;
+  }
+
+  get name(): string {
+    return this.opts.factory.name;
+  }
+
+  entry(): TwinEntry {
+    return {
+      base_url: this.baseUrl,
+      admin_url: `${this.baseUrl}${ADMIN_PREFIX}`,
+      env_vars: this.driver.envVars(),
+    };
+  }
+
+  /** Stops serving and flushes state to disk; the state file stays unless the host purges it. */
+  async stop(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.saveTimer);
+    await closeServer(this.server);
+    await this.driver.webhooks.idle();
+    await this.saveNow();
+    await this.driver.close();
+  }
+
+  private scheduleSave(): void {
+    if (this.closed) return;
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => void this.saveNow(), SAVE_DEBOUNCE_MS);
+  }
+
+  private saveNow(): Promise<void> {
+    const record = {
+      format: 1 as const,
+      twin: this.name,
+      sandbox_id: this.opts.sandboxId,
+      port: this.port,
+      admin_token_sha256: this.opts.adminTokenHash,
+      seed: this.opts.seed,
+      state: this.driver.snapshot(),
+      saved_at: new Date().toISOString(),
+    };
+    // Saves are serialised so an older snapshot can never overwrite a newer one.
+    this.saving = this.saving
+      .catch(() => {})
+      .then(() => writeInstance(this.opts.dataDir, record))
+      .catch((error: unknown) => {
+        this.opts.logger?.error(
+          { err: error, twin: this.name, sandbox_id: this.opts.sandboxId },
+          'twin state save failed',
+        );
+      });
+    return this.saving;
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const path = req.url ?? '/';
+    try {
+      const body = await readBody(req);
+      const pathname = path.split('?')[0] ?? '/';
+      if (pathname === ADMIN_PREFIX || pathname.startsWith(`${ADMIN_PREFIX}/`)) {
+        await this.onAdmin(req, res, pathname.slice(ADMIN_PREFIX.length) || '/', path, body);
+        return;
+      }
+      const request = toFetchRequest(req, body, this.baseUrl);
+      const fault = this.faults.decide(request.method, pathname);
+      if (fault?.latency_ms) await sleep(fault.latency_ms);
+      let response: Response;
+      let faultLabel: string | undefined;
+      if (fault?.rate_limit) {
+        response = this.driver.faultResponse('rate_limit', 429);
+        faultLabel = `rate_limit#${fault.id}`;
+      } else if (fault?.status) {
+        response = this.driver.faultResponse('status', fault.status);
+        faultLabel = `status#${fault.id}`;
+      } else {
+        if (fault) faultLabel = `latency#${fault.id}`;
+        response = await this.driver.handle(request);
+      }
+      const out = Buffer.from(await response.arrayBuffer());
+      writeResponse(res, response.status, response.headers, out);
+      const known = this.driver.secrets();
+      this.log.add({
+        at: new Date().toISOString(),
+        method: request.method,
+        path: redactPath(path, known),
+        status: response.status,
+        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        request_body: redactBody(body.toString('utf8'), req.headers['content-type'] ?? '', known),
+        response_body: redactBody(out.toString('utf8'), response.headers.get('content-type') ?? '', known),
+        ...(faultLabel ? { fault: faultLabel } : {}),
+      });
+      // OAuth authorize (a GET) also creates state: a pending code.
+      if (request.method !== 'GET' || pathname.startsWith('/login/oauth')) this.scheduleSave();
+    } catch (error) {
+      this.opts.logger?.error(
+        { err: error, twin: this.name, path: path.split('?')[0] },
+        'twin request failed',
+      );
+      if (!res.headersSent) {
+        const detail = error instanceof Error ? error.message : 'internal error';
+        writeResponse(
+          res,
+          500,
+          new Headers({ 'content-type': 'application/json' }),
+          Buffer.from(JSON.stringify({ message: detail })),
+        );
+      }
+    }
+  }
+
+  private async onAdmin(
+    req: IncomingMessage,
+    res: ServerResponse,
+    subpath: string,
+    path: string,
+    rawBody: Buffer,
+  ): Promise<void> {
+    const send = (status: number, body: unknown) =>
+      writeResponse(
+        res,
+        status,
+        new Headers({ 'content-type': 'application/json; charset=utf-8' }),
+        Buffer.from(JSON.stringify(body)),
+      );
+    const header = req.headers.authorization ?? '';
+    const presented = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim() ?? '';
+    if (!presented || !tokenMatchesHash(presented, this.opts.adminTokenHash)) {
+      send(401, errorBody(401, 'A valid admin token for this sandbox is required'));
+      return;
+    }
+    try {
+      let body: unknown = undefined;
+      if (rawBody.length) {
+        try {
+          body = JSON.parse(rawBody.toString('utf8'));
+        } catch {
+          throw new TwinInputError(400, 'request body must be JSON');
+        }
+      }
+      const query = new URL(path, 'http://x').searchParams;
+      const result = await routeAdmin(
+        {
+          factory: this.opts.factory,
+          driver: () => this.driver,
+          faults: this.faults,
+          log: this.log,
+          info: () => ({ twin: this.name, sandbox_id: this.opts.sandboxId, ...this.entry() }),
+          changed: () => this.scheduleSave(),
+          reset: async () => {
+            await this.driver.reset();
+            this.log.clear();
+            this.faults.clear();
+            this.scheduleSave();
+          },
+          applySeed: async (seed) => {
+            await this.driver.applySeed(seed);
+            this.scheduleSave();
+          },
+          defaultWebhookSecret: () =>
+            this.driver.envVars()[webhookSecretVar(this.name)] ?? randomToken('whsec_'),
+        },
+        req.method ?? 'GET',
+        subpath.replace(/\/$/, '') || '/',
+        query,
+        body,
+      );
+      send(result.status, result.body);
+    } catch (error) {
+      if (error instanceof TwinInputError) send(error.status, errorBody(error.status, error.message));
+      else {
+        this.opts.logger?.error({ err: error, twin: this.name }, 'twin admin request failed');
+        send(400, errorBody(400, error instanceof Error ? error.message : 'invalid request'));
+      }
+    }
+  }
+}
+
+function webhookSecretVar(twin: string): string {
+  return `${twin.toUpperCase()}_WEBHOOK_SECRET`;
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+function listenOnce(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+/** Listens on the wanted port, or any free port when that one is taken (URLs are then re-issued). */
+async function listen(server: Server, host: string, port: number): Promise<number> {
+  if (port === 0) return listenOnce(server, host, 0);
+  try {
+    return await listenOnce(server, host, port);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    return listenOnce(server, host, 0);
+  }
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}

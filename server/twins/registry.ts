@@ -1,0 +1,5 @@
+import type { TwinFactory } from './driver.ts';
+import { githubTwin } from './github/twin.ts';
+
+/** Every twin implementation, by name. The catalog lists those that pass their SDK tests. */
+export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map([[githubTwin.name, githubTwin]]);
