@@ -22,12 +22,7 @@ export const TTL_MAX = 480;
 export const TTL_DEFAULT = 60;
 
 const envSchema = Joi.object()
-  .pattern(
-    Joi.string().pattern(ENV_NAME_PATTERN).messages({
-      'string.pattern.base': 'env names must match [A-Za-z_][A-Za-z0-9_]* (at most 128 characters)',
-    }),
-    Joi.string().allow('').max(ENV_MAX_BYTES),
-  )
+  .pattern(Joi.string().pattern(ENV_NAME_PATTERN), Joi.string().allow('').max(ENV_MAX_BYTES))
   .max(ENV_MAX_ENTRIES)
   .custom((value: Record<string, string>) => {
     const bytes = Object.entries(value).reduce(
@@ -37,7 +32,11 @@ const envSchema = Joi.object()
     if (bytes > ENV_MAX_BYTES) throw new Error(`"env" is larger than ${ENV_MAX_BYTES} bytes in all`);
     return value;
   })
-  .messages({ 'any.custom': '{#error.message}' });
+  .messages({
+    'any.custom': '{#error.message}',
+    'object.unknown':
+      '{#label} is not a valid name: env names must match [A-Za-z_][A-Za-z0-9_]* (at most 128 characters)',
+  });
 
 export const createSandboxSchema = Joi.object({
   repo: Joi.string().pattern(REPO_PATTERN).required().messages({

@@ -23,11 +23,16 @@ export interface DataDirLock {
 export function lockDataDir(dataDir: string): DataDirLock {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, 'twinbox.pid');
+  // Our own pid in the file is a leftover (a restarted container is pid 1 again) unless this very
+  // process holds the lock, which only the in-process registry can tell.
+  if (heldHere.has(path)) throw new DataDirLockedError(dataDir, process.pid);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       writeFileSync(path, String(process.pid), { flag: 'wx', mode: 0o600 });
+      heldHere.add(path);
       return {
         release: () => {
+          if (!heldHere.delete(path)) return;
           if (readPid(path) === process.pid) unlinkSync(path);
         },
       };
@@ -46,6 +51,8 @@ export function lockDataDir(dataDir: string): DataDirLock {
   }
   throw new Error(`Could not take the lock file ${path}; another process keeps recreating it.`);
 }
+
+const heldHere = new Set<string>();
 
 function readPid(path: string): number | undefined {
   try {

@@ -32,6 +32,12 @@ interface DeploymentStatus extends EngineRecord {
   creator: unknown;
 }
 
+interface Installation {
+  accountId: number;
+  repositoryIds: number[];
+  repositorySelection: string;
+}
+
 const STATES = ['error', 'failure', 'inactive', 'in_progress', 'queued', 'pending', 'success'];
 
 function githubError(c: EngineContext, status: number, message: string): Response {
@@ -240,6 +246,28 @@ export function registerExtensions(engine: Engine, baseUrl: string, call: Engine
     const s = statuses.get(Number(c.req.param('status_id')));
     if (!d || !s || s.deployment_id !== d.id) return githubError(c, 404, 'Not Found');
     return c.json(formatStatus(d, s));
+  });
+
+  // Installation tokens may list their repositories (Probot and Actions do this); the engine lacks the route.
+  app.get('/installation/repositories', async (c) => {
+    const inst = (c.get('authUser') as { installation?: Installation } | undefined)?.installation;
+    if (!inst) return githubError(c, 403, 'This endpoint requires an installation access token');
+    const repos = store.collection('github.repos', ['owner_id', 'full_name']).all();
+    const chosen = repos.filter((r) =>
+      inst.repositorySelection === 'selected'
+        ? inst.repositoryIds.includes(r.id)
+        : r.owner_id === inst.accountId,
+    );
+    const repositories = [];
+    for (const r of chosen) {
+      const res = await call(String(r.full_name).split('/')[0]!, 'GET', `/repos/${r.full_name as string}`);
+      if (res.status === 200) repositories.push(res.data);
+    }
+    return c.json({
+      total_count: repositories.length,
+      repository_selection: inst.repositorySelection,
+      repositories,
+    });
   });
 
   // Tarballs: like GitHub, the API answers 302 to a codeload URL pinned to the resolved commit.

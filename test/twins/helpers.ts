@@ -1,0 +1,94 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { TwinHost } from '../../server/twins/host.ts';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export async function tempDir(t: Teardown): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'twinbox-twins-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A host on a fresh temp data dir, closed when the test ends. */
+export async function tempHost(t: Teardown, dataDir?: string): Promise<{ host: TwinHost; dataDir: string }> {
+  const dir = dataDir ?? (await tempDir(t));
+  const host = new TwinHost({ dataDir: dir, publicHost: '127.0.0.1' });
+  t.teardown(() => host.close());
+  return { host, dataDir: dir };
+}
+
+export interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** An HTTP receiver for webhook deliveries; `next()` resolves with the next request it gets. */
+export async function webhookReceiver(t: Teardown, status = 200) {
+  const received: Received[] = [];
+  const waiters: Array<(r: Received) => void> = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const r = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      res.statusCode = status;
+      res.end('ok');
+      const waiter = waiters.shift();
+      if (waiter) waiter(r);
+      else received.push(r);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    next(timeoutMs = 5000): Promise<Received> {
+      const queued = received.shift();
+      if (queued) return Promise.resolve(queued);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no webhook delivery received')), timeoutMs);
+        waiters.push((r) => {
+          clearTimeout(timer);
+          resolve(r);
+        });
+      });
+    },
+  };
+}
+
+/** Lists the files of a .tar.gz (regular files only) with their contents. */
+export function untarGz(data: ArrayBuffer | Buffer): Map<string, string> {
+  const buf = gunzipSync(Buffer.from(data as ArrayBuffer));
+  const files = new Map<string, string>();
+  let offset = 0;
+  let longName: string | undefined;
+  while (offset + 512 <= buf.length) {
+    const header = buf.subarray(offset, offset + 512);
+    if (header.every((b) => b === 0)) break;
+    const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
+    const size = parseInt(header.subarray(124, 136).toString('ascii').replace(/\0.*$/s, '').trim() || '0', 8);
+    const type = String.fromCharCode(header[156] ?? 48);
+    const body = buf.subarray(offset + 512, offset + 512 + size);
+    if (type === 'x') longName = /path=(.*)\n/.exec(body.toString('utf8'))?.[1];
+    else if (type === '0' || type === '\0') {
+      files.set(longName ?? name, body.toString('utf8'));
+      longName = undefined;
+    }
+    offset += 512 + Math.ceil(size / 512) * 512;
+  }
+  return files;
+}
