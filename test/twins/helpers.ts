@@ -92,3 +92,16 @@ export function untarGz(data: ArrayBuffer | Buffer): Map<string, string> {
   }
   return files;
 }
+
+/** The HTTP status an SDK call failed with (undefined when it succeeded). */
+export async function statusOf(call: Promise<unknown>): Promise<number | undefined> {
+  try {
+    await call;
+    return undefined;
+  } catch (error) {
+    return (
+      (error as { status?: number; statusCode?: number }).status ??
+      (error as { statusCode?: number }).statusCode
+    );
+  }
+}
