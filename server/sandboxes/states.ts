@@ -4,13 +4,14 @@ import type { SandboxStatus } from '../store/records.ts';
  * The sandbox lifecycle. The spec shows `queued` and `ready`; the rest are ours (docs/sandboxes.md).
  *
  *   queued ─► building ─► ready ─► expired | deleted
- *     │          │   └──► failed ─► expired | deleted
- *     └──────────┴──────────────► expired | deleted
+ *     │          │          │
+ *     │          └──────────┴─► failed ─► expired | deleted     (a ready app that crashes fails too)
+ *     └─────────────────────────► expired | deleted
  */
 const NEXT: Record<SandboxStatus, readonly SandboxStatus[]> = {
   queued: ['building', 'expired', 'deleted'],
   building: ['ready', 'failed', 'expired', 'deleted'],
-  ready: ['expired', 'deleted'],
+  ready: ['failed', 'expired', 'deleted'],
   failed: ['expired', 'deleted'],
   expired: [],
   deleted: [],

@@ -1,0 +1,240 @@
+import t from 'tap';
+import type { Deployer, DeployResult } from '../../server/sandboxes/deployer.ts';
+import type { SandboxRecord } from '../../server/store/records.ts';
+import { canTransition, isFinal, SANDBOX_STATUSES } from '../../server/sandboxes/states.ts';
+import { call, createUser, startTestTwinbox } from '../helpers/twinbox.ts';
+
+/**
+ * A deployer whose deploys wait until the test releases them: it lets the tests observe queueing,
+ * concurrency, cancellation and failure at the lifecycle's seam. (The real deployer is the deploy
+ * engine; this tests the lifecycle, not a stand-in for a service.)
+ */
+class GatedDeployer implements Deployer {
+  readonly started: string[] = [];
+  readonly tornDown: string[] = [];
+  private readonly gates = new Map<
+    string,
+    { resolve: (r: DeployResult) => void; reject: (e: Error) => void }
+  >();
+  running = 0;
+  maxRunning = 0;
+
+  deploy(sandbox: SandboxRecord, signal: AbortSignal): Promise<DeployResult> {
+    this.started.push(sandbox.id);
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    return new Promise<DeployResult>((resolve, reject) => {
+      this.gates.set(sandbox.id, { resolve, reject });
+      signal.addEventListener('abort', () => reject(new Error('aborted')));
+    }).finally(() => this.running--);
+  }
+
+  async teardown(sandbox: SandboxRecord): Promise<void> {
+    this.tornDown.push(sandbox.id);
+  }
+
+  succeed(id: string): void {
+    this.gates.get(id)!.resolve({
+      app_url: `http://127.0.0.1:9/${id}`,
+      twins: {
+        github: {
+          base_url: 'http://127.0.0.1:1',
+          admin_url: 'http://127.0.0.1:1/_twin',
+          env_vars: { GITHUB_TOKEN: 't' },
+        },
+      },
+      env_vars: { GITHUB_TOKEN: 't' },
+    });
+  }
+
+  fail(id: string, message: string): void {
+    this.gates.get(id)!.reject(new Error(message));
+  }
+}
+
+const until = async (check: () => boolean | Promise<boolean>, what: string) => {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+};
+
+t.test('the state machine', async (t) => {
+  t.ok(canTransition('queued', 'building'));
+  t.ok(canTransition('building', 'ready'));
+  t.ok(canTransition('building', 'failed'));
+  t.ok(canTransition('ready', 'expired'));
+  t.ok(canTransition('ready', 'deleted'));
+  t.ok(canTransition('ready', 'failed'), 'a ready app that crashes');
+  t.notOk(canTransition('queued', 'ready'), 'never ready without building');
+  t.notOk(canTransition('ready', 'building'));
+  t.notOk(canTransition('deleted', 'queued'));
+  t.same(SANDBOX_STATUSES.filter(isFinal), ['expired', 'deleted']);
+});
+
+t.test('without a deployer nothing pretends: a sandbox stays queued', async (t) => {
+  const tb = await startTestTwinbox(t);
+  const user = await createUser(tb);
+  const { body } = await call(tb, {
+    method: 'POST',
+    url: '/sandboxes',
+    token: user.key,
+    payload: { repo: 'a/b', branch: 'm' },
+  });
+  await tb.lifecycle.idle();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal((await call(tb, { url: `/sandboxes/${body.sandbox_id}`, token: user.key })).body.status, 'queued');
+});
+
+t.test('deploys run with bounded concurrency, go building -> ready, and fill the spec fields', async (t) => {
+  const deployer = new GatedDeployer();
+  const tb = await startTestTwinbox(t, { TWINBOX_DEPLOY_CONCURRENCY: '2' }, { deployer });
+  const user = await createUser(tb);
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await call(tb, {
+      method: 'POST',
+      url: '/sandboxes',
+      token: user.key,
+      payload: { repo: 'a/b', branch: 'm' },
+    });
+    t.equal(res.body.status, 'queued');
+    ids.push(res.body.sandbox_id);
+  }
+  await until(() => deployer.started.length === 2, 'two deploys');
+  t.equal((await call(tb, { url: `/sandboxes/${ids[0]}`, token: user.key })).body.status, 'building');
+  t.equal((await call(tb, { url: `/sandboxes/${ids[2]}`, token: user.key })).body.status, 'queued');
+  const changes: string[] = [];
+  tb.lifecycle.on('change', (s) => changes.push(`${s.id}:${s.status}`));
+  deployer.succeed(ids[0]!);
+  await until(() => deployer.started.length === 3, 'the next deploy');
+  const ready = (await call(tb, { url: `/sandboxes/${ids[0]}`, token: user.key })).body;
+  t.equal(ready.status, 'ready');
+  t.equal(ready.app_url, `http://127.0.0.1:9/${ids[0]}`);
+  t.same(ready.env_vars, { GITHUB_TOKEN: 't' });
+  t.equal(ready.twins.github.base_url, 'http://127.0.0.1:1');
+  t.ok(changes.includes(`${ids[0]}:ready`), 'a change event for ready');
+  for (const id of ids.slice(1)) {
+    await until(() => deployer.started.includes(id), `deploy of ${id}`);
+    deployer.succeed(id);
+  }
+  await tb.lifecycle.idle();
+  t.equal(deployer.maxRunning, 2, 'never more than the configured concurrency');
+});
+
+t.test('a failed deploy ends failed with the error, and its resources are released', async (t) => {
+  const deployer = new GatedDeployer();
+  const tb = await startTestTwinbox(t, {}, { deployer });
+  const user = await createUser(tb);
+  const { body } = await call(tb, {
+    method: 'POST',
+    url: '/sandboxes',
+    token: user.key,
+    payload: { repo: 'a/b', branch: 'm' },
+  });
+  await until(() => deployer.started.length === 1, 'deploy');
+  deployer.fail(body.sandbox_id, 'npm run build exited with code 1');
+  await tb.lifecycle.idle();
+  const failed = (await call(tb, { url: `/sandboxes/${body.sandbox_id}`, token: user.key })).body;
+  t.equal(failed.status, 'failed');
+  t.equal(failed.error, 'npm run build exited with code 1');
+  t.same(deployer.tornDown, [body.sandbox_id]);
+});
+
+t.test('DELETE during a deploy cancels it and releases resources; it never becomes ready', async (t) => {
+  const deployer = new GatedDeployer();
+  const tb = await startTestTwinbox(t, {}, { deployer });
+  const user = await createUser(tb);
+  const { body } = await call(tb, {
+    method: 'POST',
+    url: '/sandboxes',
+    token: user.key,
+    payload: { repo: 'a/b', branch: 'm' },
+  });
+  await until(() => deployer.started.length === 1, 'deploy');
+  const deleted = await call(tb, { method: 'DELETE', url: `/sandboxes/${body.sandbox_id}`, token: user.key });
+  t.equal(deleted.body.status, 'deleted');
+  await tb.lifecycle.idle();
+  t.equal((await call(tb, { url: `/sandboxes/${body.sandbox_id}`, token: user.key })).body.status, 'deleted');
+  t.ok(deployer.tornDown.includes(body.sandbox_id));
+});
+
+t.test('the reaper expires a sandbox at expires_at and releases it', async (t) => {
+  const deployer = new GatedDeployer();
+  const tb = await startTestTwinbox(t, { TWINBOX_REAPER_INTERVAL_MS: '50' }, { deployer });
+  const user = await createUser(tb);
+  const { body } = await call(tb, {
+    method: 'POST',
+    url: '/sandboxes',
+    token: user.key,
+    payload: { repo: 'a/b', branch: 'm', ttl_minutes: 1 },
+  });
+  await until(() => deployer.started.length === 1, 'deploy');
+  deployer.succeed(body.sandbox_id);
+  await tb.lifecycle.idle();
+  t.equal(await tb.reaper.sweep(new Date(Date.parse(body.expires_at) - 1000)), 0, 'not before its time');
+  t.equal(await tb.reaper.sweep(new Date(Date.parse(body.expires_at))), 1);
+  const expired = (await call(tb, { url: `/sandboxes/${body.sandbox_id}`, token: user.key })).body;
+  t.equal(expired.status, 'expired');
+  t.same(deployer.tornDown, [body.sandbox_id]);
+  t.equal(await tb.reaper.sweep(new Date(Date.parse(body.expires_at) + 60_000)), 0, 'expired once only');
+});
+
+t.test('the reaper runs on its own interval', async (t) => {
+  const tb = await startTestTwinbox(t, { TWINBOX_REAPER_INTERVAL_MS: '50' });
+  const user = await createUser(tb);
+  const { body } = await call(tb, {
+    method: 'POST',
+    url: '/sandboxes',
+    token: user.key,
+    payload: { repo: 'a/b', branch: 'm' },
+  });
+  // Move its expiry into the past, as if its hour had passed.
+  await tb.store.sandboxes.update(body.sandbox_id, (s) => ({
+    ...s,
+    expires_at: new Date(Date.now() - 1).toISOString(),
+  }));
+  await until(async () => (await tb.store.sandboxes.get(body.sandbox_id))?.status === 'expired', 'expiry');
+  t.pass('expired by the interval sweep');
+});
+
+t.test(
+  'after a restart: queued deploys resume, cut-off ones fail, ready ones without resume fail',
+  async (t) => {
+    const first = await startTestTwinbox(t);
+    const user = await createUser(first);
+    const make = async () =>
+      (
+        await call(first, {
+          method: 'POST',
+          url: '/sandboxes',
+          token: user.key,
+          payload: { repo: 'a/b', branch: 'm' },
+        })
+      ).body.sandbox_id as string;
+    const [queued, building, ready] = [await make(), await make(), await make()];
+    await first.store.sandboxes.update(building, (s) => ({ ...s, status: 'building' }));
+    await first.store.sandboxes.update(ready, (s) => ({
+      ...s,
+      status: 'ready',
+      app_url: 'http://127.0.0.1:9',
+    }));
+    await first.stop();
+
+    const deployer = new GatedDeployer();
+    const second = await startTestTwinbox(t, {}, { dataDir: first.dataDir, deployer });
+    await until(() => deployer.started.includes(queued), 'queued deploy resumed');
+    const b = await second.store.sandboxes.get(building);
+    t.equal(b?.status, 'failed');
+    t.match(b?.error, /restarted while this sandbox was deploying/);
+    t.equal((await second.store.sandboxes.get(ready))?.status, 'failed');
+    t.ok(
+      deployer.tornDown.includes(building) && deployer.tornDown.includes(ready),
+      'their resources released',
+    );
+    deployer.succeed(queued);
+    await second.lifecycle.idle();
+    t.equal((await second.store.sandboxes.get(queued))?.status, 'ready');
+  },
+);
