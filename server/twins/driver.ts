@@ -7,6 +7,7 @@ export class TwinInputError extends Error {
     message: string,
   ) {
     super(message);
+    this.name = 'TwinInputError';
   }
 }
 
