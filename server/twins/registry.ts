@@ -1,5 +1,8 @@
 import type { TwinFactory } from './driver.ts';
 import { githubTwin } from './github/twin.ts';
+import { stripeTwin } from './stripe/twin.ts';
 
 /** Every twin implementation, by name. The catalog lists those that pass their SDK tests. */
-export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map([[githubTwin.name, githubTwin]]);
+export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
+  [githubTwin, stripeTwin].map((f) => [f.name, f]),
+);

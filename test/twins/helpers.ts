@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { TwinHost } from '../../server/twins/host.ts';
 
-interface Teardown {
+export interface Teardown {
   teardown(fn: () => unknown): void;
 }
 

@@ -1,0 +1,399 @@
+import { createHash, createHmac } from 'node:crypto';
+import Joi from 'joi';
+import { TwinInputError, type TwinDriver, type TwinFactory } from '../driver.ts';
+import { json } from '../http.ts';
+import { randomToken } from '../secrets.ts';
+import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
+import { StripeApi, StripeError, emptyStripeState, type StripeObject, type StripeState } from './api.ts';
+import { parseForm, type FormObject } from './form.ts';
+
+interface StripeSeed {
+  customers?: Array<{ id?: string; email?: string; name?: string; metadata?: Record<string, string> }>;
+  products?: Array<{
+    id?: string;
+    name: string;
+    description?: string;
+    prices?: Array<{ id?: string; unit_amount: number; currency: string; recurring?: { interval: string } }>;
+  }>;
+  webhook?: { url: string; events?: string[] };
+}
+
+interface StripeSaved {
+  secret_key: string;
+  publishable_key: string;
+  webhook_secret: string;
+  target?: WebhookTarget;
+  state: StripeState;
+}
+
+const seedSchema = Joi.object<StripeSeed>({
+  customers: Joi.array().items(
+    Joi.object({
+      id: Joi.string().pattern(/^cus_\w+$/),
+      email: Joi.string().email(),
+      name: Joi.string(),
+      metadata: Joi.object().pattern(Joi.string(), Joi.string()),
+    }),
+  ),
+  products: Joi.array().items(
+    Joi.object({
+      id: Joi.string().pattern(/^prod_\w+$/),
+      name: Joi.string().required(),
+      description: Joi.string(),
+      prices: Joi.array().items(
+        Joi.object({
+          id: Joi.string().pattern(/^price_\w+$/),
+          unit_amount: Joi.number().integer().min(0).required(),
+          currency: Joi.string().length(3).required(),
+          recurring: Joi.object({ interval: Joi.string().valid('day', 'week', 'month', 'year').required() }),
+        }),
+      ),
+    }),
+  ),
+  webhook: Joi.object({
+    url: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .required(),
+    events: Joi.array().items(Joi.string()),
+  }),
+});
+
+function validateStripeSeed(seed: unknown): StripeSeed {
+  if (seed === undefined || seed === null) return {};
+  const { error, value } = seedSchema.validate(seed);
+  if (error) throw new TwinInputError(400, `stripe seed: ${error.message}`);
+  return value;
+}
+
+/** `Stripe-Signature: t=...,v1=...` exactly as stripe.webhooks.constructEvent verifies it. */
+export const stripeSigner: WebhookSigner = ({ body, secret }) => {
+  const t = Math.floor(Date.now() / 1000);
+  return {
+    'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+    'stripe-signature': `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`,
+  };
+};
+
+type Route = [
+  method: string,
+  pattern: RegExp,
+  handler: (api: StripeApi, m: string[], body: FormObject, q: URLSearchParams, key?: string) => unknown,
+];
+
+const ROUTES: Route[] = [
+  ['POST', /^\/v1\/customers$/, (api, _m, b, _q, key) => api.createCustomer(b, { idempotencyKey: key })],
+  [
+    'GET',
+    /^\/v1\/customers$/,
+    (api, _m, _b, q) =>
+      api.list('customer', q, '/v1/customers', (c) => !q.get('email') || c.email === q.get('email')),
+  ],
+  ['GET', /^\/v1\/customers\/([^/]+)$/, (api, m) => api.get('customer', m[1]!)],
+  ['POST', /^\/v1\/customers\/([^/]+)$/, (api, m, b) => api.updateCustomer(m[1]!, b)],
+  ['DELETE', /^\/v1\/customers\/([^/]+)$/, (api, m) => api.deleteCustomer(m[1]!)],
+  [
+    'GET',
+    /^\/v1\/customers\/([^/]+)\/payment_methods$/,
+    (api, m, _b, q) => (
+      api.get('customer', m[1]!),
+      api.list('payment_method', q, `/v1/customers/${m[1]}/payment_methods`, (p) => p.customer === m[1])
+    ),
+  ],
+  ['POST', /^\/v1\/products$/, (api, _m, b) => api.createProduct(b)],
+  [
+    'GET',
+    /^\/v1\/products$/,
+    (api, _m, _b, q) =>
+      api.list('product', q, '/v1/products', (p) => !q.get('active') || String(p.active) === q.get('active')),
+  ],
+  ['GET', /^\/v1\/products\/([^/]+)$/, (api, m) => api.get('product', m[1]!)],
+  ['POST', /^\/v1\/products\/([^/]+)$/, (api, m, b) => api.updateProduct(m[1]!, b)],
+  ['POST', /^\/v1\/prices$/, (api, _m, b) => api.createPrice(b)],
+  [
+    'GET',
+    /^\/v1\/prices$/,
+    (api, _m, _b, q) =>
+      api.list('price', q, '/v1/prices', (p) => !q.get('product') || p.product === q.get('product')),
+  ],
+  ['GET', /^\/v1\/prices\/([^/]+)$/, (api, m) => api.get('price', m[1]!)],
+  ['POST', /^\/v1\/payment_methods$/, (api, _m, b) => api.createPaymentMethod(b)],
+  [
+    'GET',
+    /^\/v1\/payment_methods$/,
+    (api, _m, _b, q) => {
+      const customer = q.get('customer');
+      if (customer) api.get('customer', customer);
+      return api.list(
+        'payment_method',
+        q,
+        '/v1/payment_methods',
+        (p) => !customer || p.customer === customer,
+      );
+    },
+  ],
+  ['GET', /^\/v1\/payment_methods\/([^/]+)$/, (api, m) => api.retrievePaymentMethod(m[1]!)],
+  ['POST', /^\/v1\/payment_methods\/([^/]+)\/attach$/, (api, m, b) => api.attachPaymentMethod(m[1]!, b)],
+  ['POST', /^\/v1\/payment_methods\/([^/]+)\/detach$/, (api, m) => api.detachPaymentMethod(m[1]!)],
+  ['POST', /^\/v1\/payment_intents$/, (api, _m, b, _q, key) => api.createPaymentIntent(b, key)],
+  [
+    'GET',
+    /^\/v1\/payment_intents$/,
+    (api, _m, _b, q) =>
+      api.list(
+        'payment_intent',
+        q,
+        '/v1/payment_intents',
+        (p) => !q.get('customer') || p.customer === q.get('customer'),
+      ),
+  ],
+  ['GET', /^\/v1\/payment_intents\/([^/]+)$/, (api, m) => api.get('payment_intent', m[1]!)],
+  ['POST', /^\/v1\/payment_intents\/([^/]+)$/, (api, m, b) => api.updatePaymentIntent(m[1]!, b)],
+  [
+    'POST',
+    /^\/v1\/payment_intents\/([^/]+)\/confirm$/,
+    (api, m, b, _q, key) => api.confirmPaymentIntent(m[1]!, b, key),
+  ],
+  ['POST', /^\/v1\/payment_intents\/([^/]+)\/capture$/, (api, m) => api.capturePaymentIntent(m[1]!)],
+  ['POST', /^\/v1\/payment_intents\/([^/]+)\/cancel$/, (api, m, b) => api.cancelPaymentIntent(m[1]!, b)],
+  [
+    'GET',
+    /^\/v1\/charges$/,
+    (api, _m, _b, q) =>
+      api.list(
+        'charge',
+        q,
+        '/v1/charges',
+        (c) =>
+          (!q.get('customer') || c.customer === q.get('customer')) &&
+          (!q.get('payment_intent') || c.payment_intent === q.get('payment_intent')),
+      ),
+  ],
+  ['GET', /^\/v1\/charges\/([^/]+)$/, (api, m) => api.get('charge', m[1]!)],
+  [
+    'GET',
+    /^\/v1\/events$/,
+    (api, _m, _b, q) => api.list('event', q, '/v1/events', (e) => !q.get('type') || e.type === q.get('type')),
+  ],
+  ['GET', /^\/v1\/events\/([^/]+)$/, (api, m) => api.get('event', m[1]!)],
+];
+
+function stripeJson(status: number, body: unknown, extra: Record<string, string> = {}): Response {
+  return json(status, body, {
+    'request-id': `req_${randomToken('', 9)}`,
+    'stripe-version': '2024-06-20',
+    ...extra,
+  });
+}
+
+class StripeTwin implements TwinDriver {
+  readonly webhooks = new WebhookOutbox(stripeSigner);
+  private api: StripeApi;
+
+  constructor(
+    private readonly host: URL,
+    private readonly seed: StripeSeed,
+    private readonly keys: { secret_key: string; publishable_key: string; webhook_secret: string },
+    state: StripeState,
+  ) {
+    this.api = new StripeApi(state, (event) => void this.webhooks.deliver(event.type as string, event));
+  }
+
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const auth = request.headers.get('authorization') ?? '';
+    const key = /^Bearer\s+(.+)$/i.exec(auth)?.[1] ?? '';
+    if (key !== this.keys.secret_key) {
+      const shown = key
+        ? `${key.slice(0, 8)}${'*'.repeat(Math.max(0, key.length - 12))}${key.slice(-4)}`
+        : '';
+      return stripeJson(401, {
+        error: {
+          type: 'invalid_request_error',
+          message: key ? `Invalid API Key provided: ${shown}` : 'You did not provide an API key.',
+        },
+      });
+    }
+    const text = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
+    const idempotencyKey = request.headers.get('idempotency-key') ?? undefined;
+    const state = this.api.state;
+    // Stripe replays the first response for a repeated key, and refuses the key with other parameters.
+    if (idempotencyKey && request.method === 'POST') {
+      const fingerprint = createHash('sha256').update(`${url.pathname}\n${text}`).digest('hex');
+      const seen = state.idempotency[idempotencyKey];
+      if (seen) {
+        if (seen.fingerprint !== fingerprint) {
+          return stripeJson(400, {
+            error: {
+              type: 'idempotency_error',
+              message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.`,
+            },
+          });
+        }
+        return stripeJson(seen.status, seen.body, {
+          'idempotent-replayed': 'true',
+          'idempotency-key': idempotencyKey,
+        });
+      }
+      const result = this.dispatch(request.method, url, text, idempotencyKey);
+      state.idempotency[idempotencyKey] = { fingerprint, status: result.status, body: result.body };
+      return stripeJson(result.status, result.body, { 'idempotency-key': idempotencyKey });
+    }
+    const result = this.dispatch(request.method, url, text);
+    return stripeJson(result.status, result.body);
+  }
+
+  /** Synchronous on purpose: a request's read-modify-write cannot interleave with another's. */
+  private dispatch(method: string, url: URL, text: string, key?: string): { status: number; body: unknown } {
+    const query = new URLSearchParams(url.search);
+    for (const [k] of [...query]) if (/^expand\[/.test(k)) query.delete(k);
+    for (const [m, pattern, handler] of ROUTES) {
+      if (m !== method) continue;
+      const match = pattern.exec(url.pathname);
+      if (!match) continue;
+      try {
+        return { status: 200, body: handler(this.api, match, parseForm(text), query, key) };
+      } catch (error) {
+        if (error instanceof StripeError) return { status: error.status, body: { error: error.body } };
+        throw error;
+      }
+    }
+    return {
+      status: 404,
+      body: {
+        error: {
+          type: 'invalid_request_error',
+          message: `Unrecognized request URL (${method}: ${url.pathname}).`,
+        },
+      },
+    };
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      STRIPE_SECRET_KEY: this.keys.secret_key,
+      STRIPE_PUBLISHABLE_KEY: this.keys.publishable_key,
+      STRIPE_WEBHOOK_SECRET: this.keys.webhook_secret,
+      STRIPE_API_BASE: this.host.origin,
+      STRIPE_API_HOST: this.host.hostname.replace(/^\[|\]$/g, ''),
+      STRIPE_API_PORT: this.host.port,
+      STRIPE_API_PROTOCOL: this.host.protocol.replace(':', ''),
+    };
+  }
+
+  secrets(): string[] {
+    return [this.keys.secret_key, this.keys.webhook_secret];
+  }
+
+  snapshot(): StripeSaved {
+    return { ...this.keys, target: this.webhooks.target, state: this.api.state };
+  }
+
+  async reset(): Promise<void> {
+    this.api.state = emptyStripeState();
+    this.webhooks.clear();
+    this.applySeedNow(this.seed, false);
+  }
+
+  async applySeed(seed: unknown): Promise<void> {
+    this.applySeedNow(seed as StripeSeed, true);
+  }
+
+  /** Seeding writes objects directly: it emits no webhook events (they were not API calls). */
+  applySeedNow(seed: StripeSeed, setTarget: boolean): void {
+    const quiet = new StripeApi(this.api.state, () => {});
+    try {
+      for (const c of seed.customers ?? []) {
+        const created = quiet.createCustomer({
+          ...(c.email ? { email: c.email } : {}),
+          ...(c.name ? { name: c.name } : {}),
+          metadata: c.metadata ?? {},
+        });
+        if (c.id) this.rename(created, c.id);
+      }
+      for (const p of seed.products ?? []) {
+        const product = quiet.createProduct({
+          name: p.name,
+          ...(p.id ? { id: p.id } : {}),
+          ...(p.description ? { description: p.description } : {}),
+        });
+        for (const price of p.prices ?? []) {
+          quiet.createPrice({
+            product: product.id,
+            unit_amount: String(price.unit_amount),
+            currency: price.currency,
+            ...(price.id ? { id: price.id } : {}),
+            ...(price.recurring ? { recurring: { interval: price.recurring.interval } } : {}),
+          });
+        }
+      }
+    } catch (error) {
+      if (error instanceof StripeError) throw new TwinInputError(400, `stripe seed: ${error.message}`);
+      throw error;
+    }
+    if (setTarget && seed.webhook) this.configureTarget(seed.webhook);
+  }
+
+  private rename(object: StripeObject, id: string): void {
+    const state = this.api.state;
+    const entry = state.objects[object.id]!;
+    delete state.objects[object.id];
+    entry.data = { ...entry.data, id };
+    state.objects[id] = entry;
+  }
+
+  configureTarget(w: NonNullable<StripeSeed['webhook']>): void {
+    this.webhooks.target = { url: w.url, secret: this.keys.webhook_secret, events: w.events ?? ['*'] };
+  }
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    if (kind === 'rate_limit') {
+      return stripeJson(429, {
+        error: {
+          type: 'invalid_request_error',
+          code: 'rate_limit',
+          message:
+            'Too many requests hit the API too quickly. We recommend an exponential backoff of your requests.',
+        },
+      });
+    }
+    return stripeJson(status, {
+      error: {
+        type: status >= 500 ? 'api_error' : 'invalid_request_error',
+        message: `Injected fault (${status})`,
+      },
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.webhooks.idle();
+  }
+}
+
+export const stripeTwin: TwinFactory = {
+  name: 'stripe',
+  description:
+    'Stripe API (customers, products, prices, payment methods, payment intents with test cards, Idempotency-Key, events, signed webhooks)',
+  envVarNames: [
+    'STRIPE_SECRET_KEY',
+    'STRIPE_PUBLISHABLE_KEY',
+    'STRIPE_WEBHOOK_SECRET',
+    'STRIPE_API_BASE',
+    'STRIPE_API_HOST',
+    'STRIPE_API_PORT',
+    'STRIPE_API_PROTOCOL',
+  ],
+  validateSeed: validateStripeSeed,
+  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+    const seed = validateStripeSeed(rawSeed);
+    const saved = rawSaved as StripeSaved | undefined;
+    const keys = {
+      secret_key: saved?.secret_key ?? randomToken('sk_test_'),
+      publishable_key: saved?.publishable_key ?? randomToken('pk_test_'),
+      webhook_secret: saved?.webhook_secret ?? randomToken('whsec_'),
+    };
+    const twin = new StripeTwin(new URL(baseUrl), seed, keys, saved?.state ?? emptyStripeState());
+    if (saved) twin.webhooks.target = saved.target;
+    else twin.applySeedNow(seed, true);
+    return twin;
+  },
+};
