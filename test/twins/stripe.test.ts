@@ -3,10 +3,7 @@ import Stripe from 'stripe';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { statusOf, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
 
-async function stripeTwin(
-  t: Parameters<Parameters<typeof t.test>[1]>[0],
-  seeds: Record<string, unknown> = {},
-) {
+async function stripeTwin(t: Teardown, seeds: Record<string, unknown> = {}) {
   const { host } = await tempHost(t);
   const entry = (await host.start('sb', ['stripe'], { adminToken: 'admin', seeds })).stripe!;
   const env = entry.env_vars;
