@@ -10,6 +10,8 @@ try {
   await twinbox.server.start();
   const baseUrl = `http://${config.publicHost}:${twinbox.server.info.port}`;
   twinbox.logger.info({ url: baseUrl, data_dir: config.dataDir }, 'Twinbox is listening');
+  // Whatever the log level, a person (or a script) starting Twinbox learns where it listens.
+  process.stdout.write(`Twinbox listening on ${baseUrl} (data in ${config.dataDir})\n`);
   const keyFile = await bootstrapLocalOwner(twinbox);
   if (keyFile) process.stdout.write(`\nTwinbox is ready. Try:\n\n${sampleCurl(baseUrl, keyFile)}\n\n`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Test } from 'tap';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface TwinboxProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  output: () => string;
+  /** Resolves with the exit code (or signal) once the process has ended. */
+  exited: Promise<number | NodeJS.Signals>;
+}
+
+/**
+ * Runs Twinbox as `npm start` does (tsx on server/main.ts) in its own process, on a free port, and
+ * resolves once it listens. Killed at the end of the test if still running.
+ */
+export async function spawnTwinbox(t: Test, env: Record<string, string>): Promise<TwinboxProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', NODE_ENV: 'development', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | NodeJS.Signals>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal!)),
+  );
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    return exited;
+  });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`Twinbox did not start in time:\n${output}`)), 30_000);
+    const look = () => {
+      const match = /^Twinbox listening on (http:\/\/\S+) /m.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', look);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`Twinbox exited (${code}) before listening:\n${output}`));
+    });
+  });
+  return { child, baseUrl, output: () => output, exited };
+}
+
+/** Runs Twinbox expecting it to refuse to start; resolves with its exit code and output. */
+export async function runTwinboxToExit(
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, output };
+}
+
+export async function stopGracefully(proc: TwinboxProcess): Promise<void> {
+  proc.child.kill('SIGTERM');
+  await proc.exited;
+}

@@ -1,0 +1,43 @@
+import t from 'tap';
+import { createCatalog } from '../server/twins/catalog.ts';
+import { call, createUser, startTestTwinbox } from './helpers/twinbox.ts';
+
+t.test('GET /twins lists the catalog, and needs a token', async (t) => {
+  const catalog = createCatalog([{ name: 'stripe', description: 'Stripe', env_vars: ['STRIPE_SECRET_KEY'] }]);
+  const tb = await startTestTwinbox(t, {}, { catalog });
+  const user = await createUser(tb);
+  const res = await call(tb, { url: '/twins', token: user.key });
+  t.equal(res.status, 200);
+  t.same(res.body, { twins: [{ name: 'stripe', description: 'Stripe', env_vars: ['STRIPE_SECRET_KEY'] }] });
+  t.equal((await call(tb, { url: '/twins' })).status, 401);
+});
+
+t.test('GET /openapi.json is an OpenAPI 3 document generated from the routes', async (t) => {
+  const tb = await startTestTwinbox(t);
+  const res = await call(tb, { url: '/openapi.json' });
+  t.equal(res.status, 200);
+  t.equal(res.body.openapi, '3.0.3');
+  t.same(Object.keys(res.body.paths).sort(), ['/sandboxes', '/sandboxes/{sandbox_id}', '/twins']);
+  const create = res.body.paths['/sandboxes'].post;
+  t.same(create.requestBody.content['application/json'].schema.required, ['repo']);
+  t.ok(create.requestBody.content['application/json'].schema.properties.ttl_minutes);
+  t.same(Object.keys(create.responses).sort(), ['201', '400', '401', '403', '413', '415']);
+  t.ok(create.responses['403'].content['application/json'].schema.properties.detail);
+  t.same(res.body.paths['/sandboxes/{sandbox_id}'].get.parameters[0].in, 'path');
+  t.same(res.body.security, [{ bearer: [] }]);
+});
+
+t.test('operator routes appear in the document only when enabled', async (t) => {
+  const tb = await startTestTwinbox(t, { TWINBOX_ADMIN_TOKEN: 'a'.repeat(40) });
+  const res = await call(tb, { url: '/openapi.json' });
+  t.ok(res.body.paths['/admin/accounts'].post);
+});
+
+t.test('unknown routes are a 404 with detail', async (t) => {
+  const tb = await startTestTwinbox(t);
+  const user = await createUser(tb);
+  const res = await call(tb, { url: '/nope', token: user.key });
+  t.equal(res.status, 404);
+  t.ok(res.body.detail);
+  t.equal((await call(tb, { url: '/healthz' })).status, 200);
+});
