@@ -1,3 +1,7 @@
+import { githubTwin } from './github/twin.ts';
+import { slackTwin } from './slack/twin.ts';
+import { stripeTwin } from './stripe/twin.ts';
+
 /**
  * The twin catalog: the names `POST /sandboxes` accepts in `twins` and `GET /twins` lists.
  * A name joins only when an official-SDK flow passes against it in our tests (see docs/twins.md).
@@ -22,5 +26,14 @@ export function createCatalog(entries: TwinCatalogEntry[]): TwinCatalog {
   };
 }
 
-/** The catalog Twinbox ships with. Empty until the twins land. */
-export const builtInCatalog: TwinCatalog = createCatalog([]);
+/**
+ * The catalog Twinbox ships with: each of these passes its official-SDK flow in test/twins
+ * (github: @octokit/rest, stripe: stripe, slack: @slack/web-api).
+ */
+export const builtInCatalog: TwinCatalog = createCatalog(
+  [githubTwin, stripeTwin, slackTwin].map((f) => ({
+    name: f.name,
+    description: f.description,
+    env_vars: [...f.envVarNames],
+  })),
+);

@@ -150,3 +150,21 @@ t.test('bad input is a 4xx with detail, never a 500', async (t) => {
     t.type(((await res.json()) as { detail?: unknown }).detail, 'string');
   }
 });
+
+t.test('the catalog lists the twins the host can start, with their variables', async (t) => {
+  const { builtInCatalog } = await import('../../server/twins/catalog.ts');
+  t.same(
+    builtInCatalog.list().map((e) => e.name),
+    ['github', 'stripe', 'slack'],
+  );
+  const { host } = await tempHost(t);
+  const twins = await host.start('all', ['github', 'stripe', 'slack'], { adminToken: 'tok' });
+  for (const entry of builtInCatalog.list()) {
+    t.same(
+      Object.keys(twins[entry.name]!.env_vars).sort(),
+      [...entry.env_vars].sort(),
+      `${entry.name} variables match`,
+    );
+  }
+  t.equal(new Set(Object.values(twins).map((e) => e.base_url)).size, 3, 'one port per instance');
+});

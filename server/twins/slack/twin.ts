@@ -1,0 +1,213 @@
+import { createHmac } from 'node:crypto';
+import Joi from 'joi';
+import { TwinInputError, type TwinDriver, type TwinFactory } from '../driver.ts';
+import {
+  startEngine,
+  type Engine,
+  type EngineStoreSnapshot,
+  type EngineTokenUser,
+} from '../engine/emulate.ts';
+import { json } from '../http.ts';
+import { randomToken } from '../secrets.ts';
+import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
+
+interface SlackSeed {
+  team?: { name?: string; domain?: string };
+  users?: Array<{ name: string; real_name?: string; email?: string; [key: string]: unknown }>;
+  channels?: Array<{
+    name: string;
+    topic?: string;
+    purpose?: string;
+    is_private?: boolean;
+    [key: string]: unknown;
+  }>;
+  /** Name of the bot user SLACK_BOT_TOKEN authenticates as (default `twinbox-bot`). */
+  bot_name?: string;
+  webhook?: { url: string; events?: string[] };
+}
+
+interface SlackSaved {
+  bot_token: string;
+  signing_secret: string;
+  target?: WebhookTarget;
+  tokens: Array<[string, EngineTokenUser]>;
+  engine: EngineStoreSnapshot;
+}
+
+const schema = Joi.object<SlackSeed>({
+  team: Joi.object({ name: Joi.string(), domain: Joi.string() }),
+  users: Joi.array().items(
+    Joi.object({
+      name: Joi.string().required(),
+      real_name: Joi.string(),
+      email: Joi.string().email(),
+    }).unknown(true),
+  ),
+  channels: Joi.array().items(
+    Joi.object({
+      name: Joi.string()
+        .pattern(/^[a-z0-9_-]+$/)
+        .required(),
+      topic: Joi.string(),
+      purpose: Joi.string(),
+      is_private: Joi.boolean(),
+    }).unknown(true),
+  ),
+  bot_name: Joi.string().pattern(/^[a-z0-9_-]+$/),
+  webhook: Joi.object({
+    url: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .required(),
+    events: Joi.array().items(Joi.string()),
+  }),
+});
+
+const DEFAULT_SEED: SlackSeed = {
+  users: [{ name: 'ada', real_name: 'Ada Lovelace', email: 'ada@example.com' }],
+  channels: [{ name: 'general', topic: 'General' }],
+};
+
+function validateSlackSeed(seed: unknown): SlackSeed {
+  if (seed === undefined || seed === null) return DEFAULT_SEED;
+  const { error, value } = schema.validate(seed);
+  if (error) throw new TwinInputError(400, `slack seed: ${error.message}`);
+  return value;
+}
+
+function engineSeed(seed: SlackSeed, botName: string) {
+  return {
+    ...(seed.team ? { team: seed.team } : {}),
+    users: [
+      ...(seed.users ?? []),
+      { name: botName, real_name: botName, email: `${botName}@bots.slack.local` },
+    ],
+    ...(seed.channels ? { channels: seed.channels } : {}),
+    bots: [{ name: botName }],
+  };
+}
+
+/** Slack's request signing (`v0=` HMAC of `v0:<timestamp>:<body>`), as Bolt verifies it. */
+export const slackSigner: WebhookSigner = ({ body, secret }) => {
+  const ts = String(Math.floor(Date.now() / 1000));
+  return {
+    'x-slack-request-timestamp': ts,
+    'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')}`,
+  };
+};
+
+class SlackTwin implements TwinDriver {
+  readonly webhooks = new WebhookOutbox(slackSigner);
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly baseUrl: string,
+    private readonly seed: SlackSeed,
+    private readonly botName: string,
+    private readonly botToken: string,
+    private readonly signingSecret: string,
+  ) {}
+
+  /** The engine seeds bots without a user; make the bot a user so auth.test reports bot_id and user_id. */
+  linkBotUser(): void {
+    const users = this.engine.store.collection('slack.users', ['user_id', 'email']);
+    const bots = this.engine.store.collection('slack.bots', ['bot_id']);
+    const user = users.all().find((u) => u.name === this.botName);
+    const bot = bots.all().find((b) => b.name === this.botName);
+    if (user && bot) {
+      users.update(user.id, { is_bot: true });
+      bots.update(bot.id, { user_id: user.user_id });
+    }
+  }
+
+  handle(request: Request): Promise<Response> {
+    return this.engine.app.fetch(request);
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      SLACK_BOT_TOKEN: this.botToken,
+      SLACK_SIGNING_SECRET: this.signingSecret,
+      // @slack/web-api's `slackApiUrl` option: the API root including /api/.
+      SLACK_API_URL: `${this.baseUrl}/api/`,
+    };
+  }
+
+  secrets(): string[] {
+    return [this.botToken, this.signingSecret];
+  }
+
+  snapshot(): SlackSaved {
+    return {
+      bot_token: this.botToken,
+      signing_secret: this.signingSecret,
+      target: this.webhooks.target,
+      tokens: [...this.engine.tokenMap],
+      engine: this.engine.store.snapshot(),
+    };
+  }
+
+  restore(saved: SlackSaved): void {
+    this.engine.store.restore(saved.engine);
+    this.engine.tokenMap.clear();
+    for (const [token, user] of saved.tokens) this.engine.tokenMap.set(token, user);
+    this.webhooks.target = saved.target;
+  }
+
+  async reset(): Promise<void> {
+    const own = this.engine.tokenMap.get(this.botToken);
+    this.engine.reset();
+    this.engine.tokenMap.clear();
+    if (own) this.engine.tokenMap.set(this.botToken, own);
+    this.linkBotUser();
+    this.webhooks.clear();
+  }
+
+  async applySeed(raw: unknown): Promise<void> {
+    const seed = raw as SlackSeed;
+    this.engine.seedFromConfig({
+      ...(seed.team ? { team: seed.team } : {}),
+      ...(seed.users ? { users: seed.users } : {}),
+      ...(seed.channels ? { channels: seed.channels } : {}),
+    });
+    if (seed.webhook) this.configureTarget(seed.webhook);
+  }
+
+  configureTarget(w: NonNullable<SlackSeed['webhook']>): void {
+    this.webhooks.target = { url: w.url, secret: this.signingSecret, events: w.events ?? ['*'] };
+  }
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    if (kind === 'rate_limit') return json(429, { ok: false, error: 'ratelimited' }, { 'retry-after': '1' });
+    return json(status, { ok: false, error: status >= 500 ? 'internal_error' : 'invalid_request' });
+  }
+
+  async close(): Promise<void> {
+    await this.webhooks.idle();
+  }
+}
+
+export const slackTwin: TwinFactory = {
+  name: 'slack',
+  description:
+    'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine',
+  envVarNames: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL'],
+  validateSeed: validateSlackSeed,
+  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+    const seed = validateSlackSeed(rawSeed);
+    const saved = rawSaved as SlackSaved | undefined;
+    const botName = seed.bot_name ?? 'twinbox-bot';
+    const botToken = saved?.bot_token ?? randomToken('xoxb-');
+    const signingSecret = saved?.signing_secret ?? randomToken('', 16);
+    const engine = await startEngine('slack', baseUrl, {
+      tokens: { [botToken]: { login: botName, scopes: [] } },
+      slack: engineSeed(seed, botName),
+    });
+    const twin = new SlackTwin(engine, baseUrl, seed, botName, botToken, signingSecret);
+    if (saved) twin.restore(saved);
+    else {
+      twin.linkBotUser();
+      if (seed.webhook) twin.configureTarget(seed.webhook);
+    }
+    return twin;
+  },
+};
