@@ -50,6 +50,10 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
       // Health checks would drown the log.
       ignorePaths: ['/healthz'],
       logPayload: false,
+      // Bind only the request id: serializing the whole request (headers included) for every
+      // request's child logger cost a fifth of an authenticated GET, and headers carry credentials.
+      // The completion line still names method, path, status and time.
+      getChildBindings: (request: { info: { id: string } }) => ({ req_id: request.info.id }),
     },
   });
   await server.register({

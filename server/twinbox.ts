@@ -81,7 +81,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       catalog,
       sandboxes,
       adminToken: config.adminToken,
-      validateResponses: options.validateResponses ?? config.env !== 'production',
+      validateResponses: options.validateResponses ?? config.env === 'test',
     });
     await reaper.start();
     await lifecycle.recover();

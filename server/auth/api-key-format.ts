@@ -20,8 +20,11 @@ function base62(value: bigint, length: number): string {
   return text.padStart(length, '0');
 }
 
+/** CRC32 of the body in base62. Plain numbers, not BigInt: it runs on every authenticated request. */
 function checksumOf(body: string): string {
-  return base62(BigInt(crc32(body)), CHECKSUM_LENGTH);
+  let text = '';
+  for (let rest = crc32(body); rest > 0; rest = Math.floor(rest / 62)) text = ALPHABET[rest % 62] + text;
+  return text.padStart(CHECKSUM_LENGTH, '0');
 }
 
 export function generateApiKey(): string {

@@ -1,0 +1,88 @@
+/**
+ * Cost of one durable store write as the number of stored sandboxes grows: 100 vs 10,000 records.
+ * The embedded store keeps one file per record, so the cost should not grow with the count.
+ *
+ *   npx tsx bench/store/run.ts [--writes 300]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { openLowdbStore } from '../../server/store/lowdb-store.ts';
+import type { SandboxRecord } from '../../server/store/records.ts';
+
+const { values } = parseArgs({ options: { writes: { type: 'string', default: '300' } } });
+const writes = Number(values.writes);
+
+function sandbox(i: number): SandboxRecord {
+  const now = new Date().toISOString();
+  return {
+    id: crypto.randomUUID(),
+    owner_id: `acct-${i % 50}`,
+    status: 'queued',
+    repo: 'bench/app',
+    branch: 'main',
+    pr_url: null,
+    twin_names: ['github', 'stripe'],
+    scenario_id: null,
+    scenario_prompt: null,
+    ttl_minutes: 60,
+    env: { FEATURE: 'on' },
+    app_url: null,
+    twins: {},
+    env_vars: {},
+    error: null,
+    created_at: now,
+    updated_at: now,
+    expires_at: now,
+    ended_at: null,
+  };
+}
+
+async function measureAt(count: number) {
+  const dir = await mkdtemp(join(tmpdir(), 'twinbox-store-bench-'));
+  try {
+    const store = await openLowdbStore(dir);
+    for (let i = 0; i < count; i += 200) {
+      await Promise.all(
+        Array.from({ length: Math.min(200, count - i) }, (_, j) => store.sandboxes.insert(sandbox(i + j))),
+      );
+    }
+    const samples: number[] = [];
+    for (let i = 0; i < writes; i++) {
+      const record = sandbox(i);
+      const started = performance.now();
+      await store.sandboxes.insert(record);
+      samples.push(performance.now() - started);
+    }
+    const started = performance.now();
+    const reopened = await openLowdbStore(dir);
+    const loadMs = performance.now() - started;
+    await reopened.close();
+    samples.sort((a, b) => a - b);
+    const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
+    return {
+      count,
+      p50: at(0.5),
+      p99: at(0.99),
+      mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+      loadMs,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await measureAt(100); // warm-up: JIT and file-system caches, discarded
+const small = await measureAt(100);
+const large = await measureAt(10_000);
+console.log(`\nStore benchmark: ${writes} sequential durable inserts each, ${new Date().toISOString()}\n`);
+console.log('| stored sandboxes | mean ms/write | p50 ms | p99 ms | load all at start, ms |');
+console.log('|---:|---:|---:|---:|---:|');
+for (const row of [small, large]) {
+  console.log(
+    `| ${row.count} | ${row.mean.toFixed(3)} | ${row.p50.toFixed(3)} | ${row.p99.toFixed(3)} | ${row.loadMs.toFixed(0)} |`,
+  );
+}
+console.log(`\nmean write cost at 10,000 / at 100: ${(large.mean / small.mean).toFixed(2)}x`);
