@@ -28,6 +28,7 @@ function sandbox(i: number): SandboxRecord {
     scenario_id: null,
     scenario_prompt: null,
     ttl_minutes: 60,
+    twin_admin_token: 'twinadm_bench',
     env: { FEATURE: 'on' },
     app_url: null,
     twins: {},

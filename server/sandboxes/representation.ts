@@ -14,6 +14,7 @@ export interface SandboxView {
   pr_url: string | null;
   scenario_id: string | null;
   ttl_minutes: number;
+  twin_admin_token: string;
   error: string | null;
   created_at: string;
   updated_at: string;
@@ -32,6 +33,7 @@ export function toSandboxView(sandbox: SandboxRecord): SandboxView {
     pr_url: sandbox.pr_url,
     scenario_id: sandbox.scenario_id,
     ttl_minutes: sandbox.ttl_minutes,
+    twin_admin_token: sandbox.twin_admin_token,
     error: sandbox.error,
     created_at: sandbox.created_at,
     updated_at: sandbox.updated_at,
@@ -60,6 +62,9 @@ export const sandboxViewSchema = Joi.object({
   pr_url: Joi.string().allow(null).required(),
   scenario_id: Joi.string().allow(null).required(),
   ttl_minutes: Joi.number().integer().required(),
+  twin_admin_token: Joi.string()
+    .required()
+    .description("Bearer token for the twins' admin_url; visible to the sandbox's owner only."),
   error: Joi.string().allow(null).required().description('Why the sandbox failed; null otherwise.'),
   created_at: Joi.string().isoDate().required(),
   updated_at: Joi.string().isoDate().required(),

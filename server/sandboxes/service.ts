@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Store } from '../store/store.ts';
 import type { AccountRecord, SandboxRecord, SandboxStatus } from '../store/records.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
@@ -91,6 +91,7 @@ export class SandboxService {
       scenario_id: input.scenario_id ?? null,
       scenario_prompt: input.scenario_id ? null : (input.scenario_prompt ?? null),
       ttl_minutes: ttl,
+      twin_admin_token: `twinadm_${randomBytes(24).toString('base64url')}`,
       env: input.env ?? {},
       app_url: null,
       twins: {},

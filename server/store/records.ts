@@ -64,6 +64,11 @@ export interface SandboxRecord {
   scenario_id: string | null;
   scenario_prompt: string | null;
   ttl_minutes: number;
+  /**
+   * Bearer token of this sandbox's twin admin APIs. Kept readable (not hashed) because the owner
+   * reads it through the sandbox API; the twins themselves keep only its hash.
+   */
+  twin_admin_token: string;
   /** The caller's `env`, kept to be merged over the twins' variables at deploy time. */
   env: Record<string, string>;
   app_url: string | null;

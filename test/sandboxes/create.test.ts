@@ -34,6 +34,7 @@ t.test('a valid request: 201, Location, the spec queued body plus our fields', a
   t.equal(res.body.branch, 'feature/login');
   t.equal(res.body.pr_url, null);
   t.equal(res.body.ttl_minutes, 45);
+  t.match(res.body.twin_admin_token, /^twinadm_[A-Za-z0-9_-]{32}$/);
   const created = Date.parse(res.body.created_at);
   t.ok(created >= before - 1 && created <= Date.now());
   t.equal(Date.parse(res.body.expires_at) - created, 45 * 60_000);
