@@ -20,6 +20,18 @@ export interface Config {
   /** Where GitHub's web pages live; pull-request URLs must point there (or at github.com). */
   githubWebUrl: string;
   githubApiUrl: string;
+  /** Token for fetching source from GitHub; ignored in production, where the owner's connection is used. */
+  githubToken: string | undefined;
+  /** How long a started app has to answer HTTP before its sandbox fails. */
+  deployHealthTimeoutMs: number;
+  /** How long install + build may take before the sandbox fails. */
+  deployBuildTimeoutMs: number;
+  /** Data-segment limit (RLIMIT_DATA) of each app process and its build steps, in MiB. */
+  appMemoryMb: number;
+  /** Per-sandbox log buffer kept in memory (the log file on disk keeps everything). */
+  appLogBytes: number;
+  /** `auto` isolates apps with bubblewrap when it works here; `off` runs plain process groups. */
+  sandboxIsolation: 'auto' | 'off';
 }
 
 const schema = Joi.object({
@@ -50,6 +62,16 @@ const schema = Joi.object({
   GITHUB_API_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default('https://api.github.com'),
+  GITHUB_TOKEN: Joi.string().min(1),
+  TWINBOX_HEALTH_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(30_000),
+  TWINBOX_BUILD_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(600_000),
+  TWINBOX_APP_MEMORY_MB: Joi.number().integer().min(64).max(65_536).default(1024),
+  TWINBOX_APP_LOG_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  TWINBOX_SANDBOX_ISOLATION: Joi.string().valid('auto', 'off').default('auto'),
 })
   // Only our own variables are validated; the rest of the environment is not ours to judge.
   .unknown(true);
@@ -86,5 +108,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     logLevel: v.LOG_LEVEL,
     githubWebUrl: v.GITHUB_OAUTH_URL,
     githubApiUrl: v.GITHUB_API_URL,
+    githubToken: v.GITHUB_TOKEN,
+    deployHealthTimeoutMs: v.TWINBOX_HEALTH_TIMEOUT_MS,
+    deployBuildTimeoutMs: v.TWINBOX_BUILD_TIMEOUT_MS,
+    appMemoryMb: v.TWINBOX_APP_MEMORY_MB,
+    appLogBytes: v.TWINBOX_APP_LOG_BYTES,
+    sandboxIsolation: v.TWINBOX_SANDBOX_ISOLATION,
   };
 }
