@@ -1,5 +1,5 @@
 import t from 'tap';
-import { call, startTestTwinbox } from './helpers/twinbox.ts';
+import { call, startTestTwinbox, createSandbox } from './helpers/twinbox.ts';
 
 const ADMIN_TOKEN = 'operator-token-'.padEnd(48, 'z');
 
@@ -64,12 +64,7 @@ t.test('accounts, plans and keys through the operator API', async (t) => {
   t.match(key.body.key, /^twinbox_sk_/);
   t.match(key.body.id, /^key_/);
 
-  const free = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: key.body.key,
-    payload: { repo: 'a/b', branch: 'm', ttl_minutes: 120 },
-  });
+  const free = await createSandbox(tb, key.body.key, { repo: 'a/b', branch: 'm', ttl_minutes: 120 });
   t.equal(free.status, 403, 'free plan is capped');
   const upgraded = await call(tb, {
     method: 'PATCH',
@@ -79,12 +74,7 @@ t.test('accounts, plans and keys through the operator API', async (t) => {
   });
   t.equal(upgraded.status, 200);
   t.equal(upgraded.body.plan, 'pro');
-  const pro = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: key.body.key,
-    payload: { repo: 'a/b', branch: 'm', ttl_minutes: 120 },
-  });
+  const pro = await createSandbox(tb, key.body.key, { repo: 'a/b', branch: 'm', ttl_minutes: 120 });
   t.equal(pro.status, 201, 'the new plan applies on the next request');
 
   t.equal(

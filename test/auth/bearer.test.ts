@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { generateApiKey } from '../../server/auth/api-key-format.ts';
-import { call, createUser, startTestTwinbox } from '../helpers/twinbox.ts';
+import { call, createUser, startTestTwinbox, createSandbox } from '../helpers/twinbox.ts';
 
 const CHALLENGE = /^Bearer realm="twinbox"/;
 
@@ -153,12 +153,7 @@ t.test('the Authorization header and tokens never reach the log', async (t) => {
   await call(tb, { url: '/sandboxes', token: user.key });
   await call(tb, { url: '/sandboxes', token: session });
   await call(tb, { url: '/sandboxes', token: `${user.key}x` });
-  await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'a/b', branch: 'main' },
-  });
+  await createSandbox(tb, user.key, { repo: 'a/b', branch: 'main' });
   const log = tb.logs.text();
   t.ok(log.length > 0, 'something was logged');
   t.notOk(log.includes(user.key), 'no API key');

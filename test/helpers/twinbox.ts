@@ -96,3 +96,12 @@ export async function call(twinbox: Twinbox, { method = 'GET', url, token, paylo
   }
   return { status: response.statusCode, headers: response.headers, body };
 }
+
+/** `POST /sandboxes` as `token`; a plain valid request unless `payload` says otherwise. */
+export function createSandbox(
+  twinbox: Twinbox,
+  token: string,
+  payload: unknown = { repo: 'a/b', branch: 'm' },
+) {
+  return call(twinbox, { method: 'POST', url: '/sandboxes', token, payload });
+}

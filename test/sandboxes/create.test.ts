@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createCatalog } from '../../server/twins/catalog.ts';
-import { call, createUser, startTestTwinbox } from '../helpers/twinbox.ts';
+import { call, createSandbox, createUser, startTestTwinbox } from '../helpers/twinbox.ts';
 
 // A catalog for the rules that depend on it; the shipped catalog is tested with the twins.
 const catalog = createCatalog([
@@ -8,14 +8,11 @@ const catalog = createCatalog([
   { name: 'stripe', description: 'Stripe', env_vars: ['STRIPE_SECRET_KEY'] },
 ]);
 
-const create = (tb: Awaited<ReturnType<typeof startTestTwinbox>>, token: string, payload: unknown) =>
-  call(tb, { method: 'POST', url: '/sandboxes', token, payload });
-
 t.test('a valid request: 201, Location, the spec queued body plus our fields', async (t) => {
   const tb = await startTestTwinbox(t, {}, { catalog });
   const user = await createUser(tb);
   const before = Date.now();
-  const res = await create(tb, user.key, {
+  const res = await createSandbox(tb, user.key, {
     repo: 'octo-org/my.app_1',
     branch: 'feature/login',
     twins: ['github', 'stripe'],
@@ -44,7 +41,7 @@ t.test('a valid request: 201, Location, the spec queued body plus our fields', a
 t.test('ttl_minutes defaults to 60', async (t) => {
   const tb = await startTestTwinbox(t);
   const user = await createUser(tb);
-  const res = await create(tb, user.key, { repo: 'a/b', branch: 'main' });
+  const res = await createSandbox(tb, user.key, { repo: 'a/b', branch: 'main' });
   t.equal(res.status, 201);
   t.equal(res.body.ttl_minutes, 60);
 });
@@ -52,7 +49,10 @@ t.test('ttl_minutes defaults to 60', async (t) => {
 t.test('a pull request URL of the same repo is accepted instead of a branch', async (t) => {
   const tb = await startTestTwinbox(t);
   const user = await createUser(tb);
-  const res = await create(tb, user.key, { repo: 'Octo/App', pr_url: 'https://github.com/octo/app/pull/42' });
+  const res = await createSandbox(tb, user.key, {
+    repo: 'Octo/App',
+    pr_url: 'https://github.com/octo/app/pull/42',
+  });
   t.equal(res.status, 201);
   t.equal(res.body.pr_url, 'https://github.com/octo/app/pull/42');
   t.equal(res.body.branch, null);
@@ -61,7 +61,7 @@ t.test('a pull request URL of the same repo is accepted instead of a branch', as
 t.test('pull request URLs of a configured GitHub (Enterprise or the twin) are accepted', async (t) => {
   const tb = await startTestTwinbox(t, { GITHUB_OAUTH_URL: 'http://127.0.0.1:4567' });
   const user = await createUser(tb);
-  const res = await create(tb, user.key, { repo: 'o/r', pr_url: 'http://127.0.0.1:4567/o/r/pull/7' });
+  const res = await createSandbox(tb, user.key, { repo: 'o/r', pr_url: 'http://127.0.0.1:4567/o/r/pull/7' });
   t.equal(res.status, 201);
 });
 
@@ -128,7 +128,7 @@ t.test('every invalid request is a 400 whose detail says what is wrong', async (
     ['body is an array', [{ repo: 'a/b', branch: 'm' }], /must be of type object/],
   ];
   for (const [name, payload, detail] of cases) {
-    const res = await create(tb, user.key, payload);
+    const res = await createSandbox(tb, user.key, payload);
     t.equal(res.status, 400, name);
     t.match(res.body.detail, detail, name);
     t.equal(res.body.error, 'Bad Request', name);
@@ -139,7 +139,11 @@ t.test('every invalid request is a 400 whose detail says what is wrong', async (
 t.test('unknown twin names: 400 naming every unknown one and listing the supported ones', async (t) => {
   const tb = await startTestTwinbox(t, {}, { catalog });
   const user = await createUser(tb);
-  const res = await create(tb, user.key, { repo: 'a/b', branch: 'm', twins: ['github', 'jira', 'slack'] });
+  const res = await createSandbox(tb, user.key, {
+    repo: 'a/b',
+    branch: 'm',
+    twins: ['github', 'jira', 'slack'],
+  });
   t.equal(res.status, 400);
   t.equal(res.body.code, 'unknown_twin');
   t.equal(res.body.detail, 'Unknown twin names: jira, slack. Supported twins: github, stripe.');
@@ -157,13 +161,17 @@ t.test('an unknown or foreign scenario_id is a 400', async (t) => {
     seed: {},
     created_at: new Date().toISOString(),
   });
-  const missing = await create(tb, owner.key, { repo: 'a/b', branch: 'm', scenario_id: 'scn_nope' });
+  const missing = await createSandbox(tb, owner.key, { repo: 'a/b', branch: 'm', scenario_id: 'scn_nope' });
   t.equal(missing.status, 400);
   t.equal(missing.body.code, 'unknown_scenario');
-  const foreign = await create(tb, other.key, { repo: 'a/b', branch: 'm', scenario_id: 'scn_private' });
+  const foreign = await createSandbox(tb, other.key, {
+    repo: 'a/b',
+    branch: 'm',
+    scenario_id: 'scn_private',
+  });
   t.equal(foreign.status, 400);
   t.equal(foreign.body.code, 'unknown_scenario');
-  const mine = await create(tb, owner.key, { repo: 'a/b', branch: 'm', scenario_id: 'scn_private' });
+  const mine = await createSandbox(tb, owner.key, { repo: 'a/b', branch: 'm', scenario_id: 'scn_private' });
   t.equal(mine.status, 201);
   t.same(
     (await tb.store.sandboxes.get(mine.body.sandbox_id))?.twin_names,
@@ -176,20 +184,20 @@ t.test('free plan: ttl above the cap is 403 plan_limit_exceeded; pro may go to 4
   const tb = await startTestTwinbox(t, { TWINBOX_FREE_TTL_CAP_MINUTES: '30' });
   const free = await createUser(tb, 'free');
   const pro = await createUser(tb, 'pro');
-  const over = await create(tb, free.key, { repo: 'a/b', branch: 'm', ttl_minutes: 31 });
+  const over = await createSandbox(tb, free.key, { repo: 'a/b', branch: 'm', ttl_minutes: 31 });
   t.equal(over.status, 403);
   t.equal(over.body.code, 'plan_limit_exceeded');
   t.match(over.body.detail, /above the free plan's cap of 30 minutes/);
-  const defaulted = await create(tb, free.key, { repo: 'a/b', branch: 'm' });
+  const defaulted = await createSandbox(tb, free.key, { repo: 'a/b', branch: 'm' });
   t.equal(defaulted.status, 403, 'the default of 60 is above a cap of 30 too');
-  t.equal((await create(tb, free.key, { repo: 'a/b', branch: 'm', ttl_minutes: 30 })).status, 201);
-  t.equal((await create(tb, pro.key, { repo: 'a/b', branch: 'm', ttl_minutes: 480 })).status, 201);
+  t.equal((await createSandbox(tb, free.key, { repo: 'a/b', branch: 'm', ttl_minutes: 30 })).status, 201);
+  t.equal((await createSandbox(tb, pro.key, { repo: 'a/b', branch: 'm', ttl_minutes: 480 })).status, 201);
 });
 
 t.test('production: a caller without a connected GitHub identity gets 403 scm_not_connected', async (t) => {
   const tb = await startTestTwinbox(t, { NODE_ENV: 'production' });
   const user = await createUser(tb, 'pro');
-  const res = await create(tb, user.key, { repo: 'a/b', branch: 'm' });
+  const res = await createSandbox(tb, user.key, { repo: 'a/b', branch: 'm' });
   t.equal(res.status, 403);
   t.equal(res.body.code, 'scm_not_connected');
   await tb.store.identities.insert({
@@ -200,7 +208,7 @@ t.test('production: a caller without a connected GitHub identity gets 403 scm_no
     login: 'octo',
     created_at: new Date().toISOString(),
   });
-  t.equal((await create(tb, user.key, { repo: 'a/b', branch: 'm' })).status, 201);
+  t.equal((await createSandbox(tb, user.key, { repo: 'a/b', branch: 'm' })).status, 201);
 });
 
 t.test(

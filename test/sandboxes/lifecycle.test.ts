@@ -2,7 +2,7 @@ import t from 'tap';
 import type { Deployer, DeployResult } from '../../server/sandboxes/deployer.ts';
 import type { SandboxRecord } from '../../server/store/records.ts';
 import { canTransition, isFinal, SANDBOX_STATUSES } from '../../server/sandboxes/states.ts';
-import { call, createUser, startTestTwinbox } from '../helpers/twinbox.ts';
+import { call, createUser, startTestTwinbox, createSandbox } from '../helpers/twinbox.ts';
 
 /**
  * A deployer whose deploys wait until the test releases them: it lets the tests observe queueing,
@@ -76,12 +76,7 @@ t.test('the state machine', async (t) => {
 t.test('without a deployer nothing pretends: a sandbox stays queued', async (t) => {
   const tb = await startTestTwinbox(t);
   const user = await createUser(tb);
-  const { body } = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'a/b', branch: 'm' },
-  });
+  const { body } = await createSandbox(tb, user.key);
   await tb.lifecycle.idle();
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal((await call(tb, { url: `/sandboxes/${body.sandbox_id}`, token: user.key })).body.status, 'queued');
@@ -93,12 +88,7 @@ t.test('deploys run with bounded concurrency, go building -> ready, and fill the
   const user = await createUser(tb);
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
-    const res = await call(tb, {
-      method: 'POST',
-      url: '/sandboxes',
-      token: user.key,
-      payload: { repo: 'a/b', branch: 'm' },
-    });
+    const res = await createSandbox(tb, user.key);
     t.equal(res.body.status, 'queued');
     ids.push(res.body.sandbox_id);
   }
@@ -127,12 +117,7 @@ t.test('a failed deploy ends failed with the error, and its resources are releas
   const deployer = new GatedDeployer();
   const tb = await startTestTwinbox(t, {}, { deployer });
   const user = await createUser(tb);
-  const { body } = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'a/b', branch: 'm' },
-  });
+  const { body } = await createSandbox(tb, user.key);
   await until(() => deployer.started.length === 1, 'deploy');
   deployer.fail(body.sandbox_id, 'npm run build exited with code 1');
   await tb.lifecycle.idle();
@@ -146,12 +131,7 @@ t.test('DELETE during a deploy cancels it and releases resources; it never becom
   const deployer = new GatedDeployer();
   const tb = await startTestTwinbox(t, {}, { deployer });
   const user = await createUser(tb);
-  const { body } = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'a/b', branch: 'm' },
-  });
+  const { body } = await createSandbox(tb, user.key);
   await until(() => deployer.started.length === 1, 'deploy');
   const deleted = await call(tb, { method: 'DELETE', url: `/sandboxes/${body.sandbox_id}`, token: user.key });
   t.equal(deleted.body.status, 'deleted');
@@ -164,12 +144,7 @@ t.test('the reaper expires a sandbox at expires_at and releases it', async (t) =
   const deployer = new GatedDeployer();
   const tb = await startTestTwinbox(t, { TWINBOX_REAPER_INTERVAL_MS: '50' }, { deployer });
   const user = await createUser(tb);
-  const { body } = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'a/b', branch: 'm', ttl_minutes: 1 },
-  });
+  const { body } = await createSandbox(tb, user.key, { repo: 'a/b', branch: 'm', ttl_minutes: 1 });
   await until(() => deployer.started.length === 1, 'deploy');
   deployer.succeed(body.sandbox_id);
   await tb.lifecycle.idle();
@@ -184,12 +159,7 @@ t.test('the reaper expires a sandbox at expires_at and releases it', async (t) =
 t.test('the reaper runs on its own interval', async (t) => {
   const tb = await startTestTwinbox(t, { TWINBOX_REAPER_INTERVAL_MS: '50' });
   const user = await createUser(tb);
-  const { body } = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'a/b', branch: 'm' },
-  });
+  const { body } = await createSandbox(tb, user.key);
   // Move its expiry into the past, as if its hour had passed.
   await tb.store.sandboxes.update(body.sandbox_id, (s) => ({
     ...s,
@@ -204,15 +174,7 @@ t.test(
   async (t) => {
     const first = await startTestTwinbox(t);
     const user = await createUser(first);
-    const make = async () =>
-      (
-        await call(first, {
-          method: 'POST',
-          url: '/sandboxes',
-          token: user.key,
-          payload: { repo: 'a/b', branch: 'm' },
-        })
-      ).body.sandbox_id as string;
+    const make = async () => (await createSandbox(first, user.key)).body.sandbox_id as string;
     const [queued, building, ready] = [await make(), await make(), await make()];
     await first.store.sandboxes.update(building, (s) => ({ ...s, status: 'building' }));
     await first.store.sandboxes.update(ready, (s) => ({

@@ -1,16 +1,11 @@
 import t from 'tap';
-import { call, createUser, startTestTwinbox } from '../helpers/twinbox.ts';
+import { call, createUser, startTestTwinbox, createSandbox } from '../helpers/twinbox.ts';
 
 t.test('get, list and delete are scoped to the owner: another account sees a 404', async (t) => {
   const tb = await startTestTwinbox(t);
   const alice = await createUser(tb);
   const bob = await createUser(tb);
-  const created = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: alice.key,
-    payload: { repo: 'a/b', branch: 'm' },
-  });
+  const created = await createSandbox(tb, alice.key);
   const id = created.body.sandbox_id;
 
   const mine = await call(tb, { url: `/sandboxes/${id}`, token: alice.key });
@@ -39,12 +34,7 @@ t.test('an id that does not exist, or is not even a UUID, is a 404', async (t) =
 t.test('DELETE ends the sandbox now, keeps the record, and is idempotent', async (t) => {
   const tb = await startTestTwinbox(t);
   const user = await createUser(tb);
-  const { body } = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'a/b', branch: 'm' },
-  });
+  const { body } = await createSandbox(tb, user.key);
   const first = await call(tb, { method: 'DELETE', url: `/sandboxes/${body.sandbox_id}`, token: user.key });
   t.equal(first.status, 200);
   t.equal(first.body.status, 'deleted');
@@ -61,12 +51,7 @@ t.test('list: newest first, filtered by repo and status, paginated with a cursor
   const ids: string[] = [];
   for (let i = 0; i < 7; i++) {
     const repo = i % 2 === 0 ? 'org/even' : 'org/odd';
-    const res = await call(tb, {
-      method: 'POST',
-      url: '/sandboxes',
-      token: user.key,
-      payload: { repo, branch: `b${i}` },
-    });
+    const res = await createSandbox(tb, user.key, { repo, branch: `b${i}` });
     ids.push(res.body.sandbox_id);
   }
   await call(tb, { method: 'DELETE', url: `/sandboxes/${ids[0]}`, token: user.key });
