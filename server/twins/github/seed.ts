@@ -40,6 +40,21 @@ const files = Joi.object().pattern(
   ),
 );
 
+/** One repository, as a seed document and the admin API's create-repository call both give it. */
+export const repoSchema = Joi.object({
+  owner: Joi.string()
+    .pattern(/^[A-Za-z0-9-]+$/)
+    .required(),
+  name: Joi.string()
+    .pattern(/^[A-Za-z0-9._-]+$/)
+    .required(),
+  private: Joi.boolean(),
+  description: Joi.string().allow(''),
+  default_branch: Joi.string(),
+  files,
+  branches: Joi.object().pattern(Joi.string(), files),
+});
+
 const schema = Joi.object<GitHubSeed>({
   users: Joi.array().items(
     Joi.object({
@@ -51,19 +66,7 @@ const schema = Joi.object<GitHubSeed>({
     }).unknown(true),
   ),
   orgs: Joi.array().items(Joi.object({ login: Joi.string().required() }).unknown(true)),
-  repos: Joi.array().items(
-    Joi.object({
-      owner: Joi.string().required(),
-      name: Joi.string()
-        .pattern(/^[A-Za-z0-9._-]+$/)
-        .required(),
-      private: Joi.boolean(),
-      description: Joi.string().allow(''),
-      default_branch: Joi.string(),
-      files,
-      branches: Joi.object().pattern(Joi.string(), files),
-    }).unknown(true),
-  ),
+  repos: Joi.array().items(repoSchema.unknown(true)),
   oauth_apps: Joi.array().items(
     Joi.object({
       client_id: Joi.string().required(),

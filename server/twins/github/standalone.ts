@@ -6,6 +6,7 @@ import { TwinAdminClient } from '../admin-client.ts';
 import { TwinHost } from '../host.ts';
 import { randomToken } from '../secrets.ts';
 import type { FileContent, GitHubSeed } from './seed.ts';
+import type { PushFiles } from './repo-files.ts';
 
 export type { GitHubSeed, FileContent } from './seed.ts';
 
@@ -23,14 +24,7 @@ export class GitHubTwinAdmin extends TwinAdminClient {
     return this.request('POST', '/repos', repo);
   }
   /** Commits files onto a branch (created from the default branch when missing). */
-  pushFiles(push: {
-    owner: string;
-    repo: string;
-    branch?: string;
-    files: Record<string, FileContent>;
-    message?: string;
-    replace?: boolean;
-  }): Promise<{ branch: string; commit_sha: string }> {
+  pushFiles(push: PushFiles): Promise<{ branch: string; commit_sha: string }> {
     return this.request('POST', '/repos/files', push);
   }
   /** When set, /login/oauth/authorize redirects at once with a code for this login. */

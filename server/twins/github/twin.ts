@@ -13,7 +13,7 @@ import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhoo
 import { registerExtensions } from './extensions.ts';
 import { handleOAuth } from './oauth.ts';
 import { pushFiles, type EngineCall } from './repo-files.ts';
-import { engineSeed, validateGitHubSeed, type FileContent, type GitHubSeed } from './seed.ts';
+import { engineSeed, repoSchema, validateGitHubSeed, type FileContent, type GitHubSeed } from './seed.ts';
 
 const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
 
@@ -52,20 +52,6 @@ const pushSchema = Joi.object({
     )
     .min(1)
     .required(),
-});
-
-const repoSchema = Joi.object({
-  owner: Joi.string()
-    .pattern(/^[A-Za-z0-9-]+$/)
-    .required(),
-  name: Joi.string()
-    .pattern(/^[A-Za-z0-9._-]+$/)
-    .required(),
-  private: Joi.boolean(),
-  description: Joi.string().allow(''),
-  default_branch: Joi.string(),
-  files: Joi.object().pattern(Joi.string(), Joi.any()),
-  branches: Joi.object().pattern(Joi.string(), Joi.object()),
 });
 
 class GitHubTwin implements TwinDriver {
