@@ -1,0 +1,177 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ExecSpec, Isolation } from './isolation.ts';
+import type { LogSink } from './logs.ts';
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A command running as its own process group. */
+export interface GroupProcess {
+  readonly pid: number;
+  readonly exited: Promise<Exit>;
+  /** SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once the leader has exited. */
+  kill(graceMs?: number): Promise<void>;
+}
+
+/** True while any process of group `pgid` is alive. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/**
+ * Spawns `spec` confined by `isolation`, detached (a new process group, so one signal reaches the app and
+ * everything it forked), with exactly `env` as its environment, output into `log`.
+ */
+export function spawnGroup(
+  spec: ExecSpec,
+  env: Record<string, string>,
+  isolation: Isolation,
+  log: LogSink,
+): GroupProcess {
+  const [file, ...args] = isolation.wrap(spec);
+  const child = spawn(file!, args, { cwd: spec.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.on('data', (chunk: Buffer) => log.write(chunk));
+  child.stderr.on('data', (chunk: Buffer) => log.write(chunk));
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('error', (error) => {
+      log.note(`could not start: ${error.message}`);
+      resolve({ code: 127, signal: null });
+    });
+    child.once('exit', (code, signal) => {
+      // Whatever the leader left behind in its group goes with it.
+      if (child.pid) signalGroup(child.pid, 'SIGKILL');
+      resolve({ code, signal });
+    });
+  });
+  const pid = child.pid ?? -1;
+  return {
+    pid,
+    exited,
+    async kill(graceMs = 3000) {
+      if (pid <= 0) return;
+      signalGroup(pid, 'SIGTERM');
+      const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+      signalGroup(pid, 'SIGKILL');
+    },
+  };
+}
+
+/** Runs a step to its end; rejects with a Build-failed style message naming the command. */
+export async function runStep(
+  label: string,
+  spec: ExecSpec,
+  env: Record<string, string>,
+  isolation: Isolation,
+  log: LogSink,
+  opts: { timeoutMs: number; signal?: AbortSignal; onStart?: (p: GroupProcess) => void },
+): Promise<void> {
+  log.note(`${label}: ${spec.command}`);
+  const proc = spawnGroup(spec, env, isolation, log);
+  opts.onStart?.(proc);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void proc.kill();
+  }, opts.timeoutMs);
+  const abort = () => void proc.kill(500);
+  opts.signal?.addEventListener('abort', abort);
+  try {
+    const exit = await proc.exited;
+    if (opts.signal?.aborted) throw new Error('deploy cancelled');
+    if (timedOut)
+      throw new Error(`\`${spec.command}\` did not finish within ${Math.round(opts.timeoutMs / 1000)} s`);
+    if (exit.code !== 0)
+      throw new Error(
+        `\`${spec.command}\` ${exit.code !== null ? `exited with code ${exit.code}` : `was killed by ${exit.signal}`}`,
+      );
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', abort);
+  }
+}
+
+/** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat); tells pid reuse apart. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Pid files of running process groups, one per sandbox, so that a Twinbox that died without cleaning up
+ * can kill what it left behind when it starts again, and never a process that merely reused the pid.
+ */
+export class PidFiles {
+  constructor(private readonly dir: string) {}
+
+  async record(sandboxId: string, pid: number): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await writeFile(this.pathOf(sandboxId), JSON.stringify({ pgid: pid, start: startTimeOf(pid) ?? null }), {
+      mode: 0o600,
+    });
+  }
+
+  async remove(sandboxId: string): Promise<void> {
+    await rm(this.pathOf(sandboxId), { force: true });
+  }
+
+  /** Kills the groups in every pid file left by an earlier run; returns the sandbox ids that had one. */
+  async killLeftovers(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return [];
+    }
+    const found: string[] = [];
+    for (const name of names.filter((n) => n.endsWith('.pid'))) {
+      const id = decodeURIComponent(name.slice(0, -4));
+      await this.killRecorded(id);
+      found.push(id);
+    }
+    return found;
+  }
+
+  /** Kills the group recorded for one sandbox (if it is still the same process) and removes the file. */
+  async killRecorded(sandboxId: string): Promise<void> {
+    try {
+      const { pgid, start } = JSON.parse(await readFile(this.pathOf(sandboxId), 'utf8')) as {
+        pgid: number;
+        start: string | null;
+      };
+      const current = startTimeOf(pgid);
+      // The leader may be gone while its group lives on; only a different live process with that pid is spared.
+      if (current === undefined || current === start) signalGroup(pgid, 'SIGKILL');
+    } catch {
+      // no file, or not ours to read: nothing to kill
+    }
+    await this.remove(sandboxId);
+  }
+
+  private pathOf(sandboxId: string): string {
+    return join(this.dir, `${encodeURIComponent(sandboxId)}.pid`);
+  }
+}

@@ -1,0 +1,193 @@
+import Joi from 'joi';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+/** How to build and run one repository's app. Commands are shell command lines run in the workspace. */
+export interface RuntimeProfile {
+  /** Where the profile came from, for logs and error texts. */
+  source:
+    | 'twinbox.yml'
+    | 'node'
+    | 'static'
+    | 'procfile'
+    | 'twinbox.yml+node'
+    | 'twinbox.yml+static'
+    | 'twinbox.yml+procfile';
+  /** Installs dependencies; `null` when there is nothing to install. */
+  install: string | null;
+  /** The file whose hash keys the dependency cache (e.g. package-lock.json); null: never cached. */
+  lockfile: string | null;
+  build: string | null;
+  start: string;
+  /** Variable that tells the app which port to listen on. */
+  portVariable: string;
+  healthPath: string;
+  twins: string[];
+  env: Record<string, string>;
+  /** Package names the app depends on (twin detection). */
+  dependencies: string[];
+  /** True when `start` runs Twinbox's built-in static file server. */
+  staticSite: boolean;
+}
+
+export const PROFILE_PATH = '.github/twinbox.yml';
+/** Where the built-in static server is put inside a static site's workspace. */
+export const STATIC_SERVER_PATH = '.twinbox/static-server.mjs';
+
+export class ProfileError extends Error {}
+
+const configSchema = Joi.object({
+  install: Joi.string().allow(null),
+  build: Joi.string().allow(null),
+  start: Joi.string(),
+  port_variable: Joi.string().pattern(/^[A-Za-z_][A-Za-z0-9_]*$/),
+  health_path: Joi.string().pattern(/^\//),
+  twins: Joi.array().items(Joi.string()),
+  env: Joi.object().pattern(
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    Joi.alternatives(Joi.string(), Joi.number(), Joi.boolean()),
+  ),
+}).unknown(false);
+
+interface ProfileConfig {
+  install?: string | null;
+  build?: string | null;
+  start?: string;
+  port_variable?: string;
+  health_path?: string;
+  twins?: string[];
+  env?: Record<string, string | number | boolean>;
+}
+
+async function readText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+async function readConfig(dir: string): Promise<ProfileConfig | undefined> {
+  const text =
+    (await readText(join(dir, PROFILE_PATH))) ?? (await readText(join(dir, '.github/twinbox.yaml')));
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text) ?? {};
+  } catch (error) {
+    throw new ProfileError(`${PROFILE_PATH} is not valid YAML: ${(error as Error).message}`);
+  }
+  const { value, error } = configSchema.validate(parsed);
+  if (error) throw new ProfileError(`${PROFILE_PATH}: ${error.message}`);
+  return value as ProfileConfig;
+}
+
+interface Detected {
+  kind: 'node' | 'static' | 'procfile';
+  install: string | null;
+  lockfile: string | null;
+  build: string | null;
+  start: string | null;
+  dependencies: string[];
+}
+
+interface PackageJson {
+  main?: string;
+  scripts?: Record<string, string>;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+/** What the files say when no twinbox.yml does. Order: Procfile's `web:` wins for start, package.json for the rest. */
+async function detect(dir: string): Promise<Detected | undefined> {
+  let detected: Detected | undefined;
+  const pkgText = await readText(join(dir, 'package.json'));
+  if (pkgText !== undefined) {
+    let pkg: PackageJson;
+    try {
+      pkg = JSON.parse(pkgText) as PackageJson;
+    } catch (error) {
+      throw new ProfileError(`package.json is not valid JSON: ${(error as Error).message}`);
+    }
+    const dependencies = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.devDependencies ?? {})];
+    const lockfile =
+      ['npm-shrinkwrap.json', 'package-lock.json'].find((f) => existsSync(join(dir, f))) ?? null;
+    const scripts = pkg.scripts ?? {};
+    const main = pkg.main ?? ['server.js', 'index.js', 'app.js'].find((f) => existsSync(join(dir, f)));
+    detected = {
+      kind: 'node',
+      // An app without dependencies has nothing to install: skipping npm saves seconds per deploy.
+      install:
+        dependencies.length === 0
+          ? null
+          : lockfile
+            ? 'npm ci --no-audit --no-fund'
+            : 'npm install --no-audit --no-fund',
+      lockfile: dependencies.length === 0 ? null : lockfile,
+      build: scripts.build ? 'npm run build' : null,
+      // The start script is run by the shell directly, not through `npm start`: npm would stay resident
+      // beside the app (tens of MiB per sandbox) for nothing.
+      start: scripts.start ?? (main ? `node ${shellQuote(main)}` : null),
+      dependencies,
+    };
+  } else if (existsSync(join(dir, 'index.html'))) {
+    detected = {
+      kind: 'static',
+      install: null,
+      lockfile: null,
+      build: null,
+      start: `node ${STATIC_SERVER_PATH}`,
+      dependencies: [],
+    };
+  }
+  const procfile = await readText(join(dir, 'Procfile'));
+  const web = procfile?.split(/\r?\n/).find((line) => /^web\s*:/.test(line));
+  if (web) {
+    const start = web.replace(/^web\s*:\s*/, '').trim();
+    detected =
+      detected?.kind === 'node'
+        ? { ...detected, start }
+        : { kind: 'procfile', install: null, lockfile: null, build: null, start, dependencies: [] };
+  }
+  return detected;
+}
+
+function shellQuote(text: string): string {
+  return /^[A-Za-z0-9_./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Reads how to run the app in `dir`: `.github/twinbox.yml` where present (its keys win), else what the files
+ * show (package.json, index.html, Procfile). Throws ProfileError with a text fit for the sandbox's `error`.
+ */
+export async function readProfile(dir: string): Promise<RuntimeProfile> {
+  const config = await readConfig(dir);
+  const detected = await detect(dir);
+  const start = config?.start ?? detected?.start;
+  if (!start) {
+    throw new ProfileError(
+      detected?.kind === 'node'
+        ? 'No way to start the app: package.json has no "start" script and no "main", and there is no Procfile.'
+        : `No runtime profile: add ${PROFILE_PATH} with a "start" command, or a package.json, index.html or Procfile.`,
+    );
+  }
+  const kind = detected?.kind;
+  const source = (
+    config ? (kind ? `twinbox.yml+${kind}` : 'twinbox.yml') : kind!
+  ) as RuntimeProfile['source'];
+  return {
+    source,
+    install: config?.install !== undefined ? config.install : (detected?.install ?? null),
+    lockfile: config?.install !== undefined ? null : (detected?.lockfile ?? null),
+    build: config?.build !== undefined ? config.build : (detected?.build ?? null),
+    start,
+    portVariable: config?.port_variable ?? 'PORT',
+    healthPath: config?.health_path ?? '/',
+    twins: config?.twins ?? [],
+    env: Object.fromEntries(Object.entries(config?.env ?? {}).map(([k, v]) => [k, String(v)])),
+    dependencies: detected?.dependencies ?? [],
+    staticSite: start === `node ${STATIC_SERVER_PATH}`,
+  };
+}
