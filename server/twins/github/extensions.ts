@@ -308,3 +308,56 @@ export function registerExtensions(engine: Engine, baseUrl: string, call: Engine
     });
   });
 }
+
+const PULL_FILES = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)\/files$/;
+
+/**
+ * `GET /repos/{o}/{r}/pulls/{n}/files`: the engine answers with placeholder names (`file1.ts`, ...), so we
+ * answer with the real diff between the pull request's base and head, which the engine's compare API
+ * computes from its git trees. Both calls go through the engine with the caller's own credentials, so its
+ * auth and permission checks apply. Returns undefined for every other request.
+ */
+export async function handlePullFiles(engine: Engine, request: Request): Promise<Response | undefined> {
+  if (request.method !== 'GET') return undefined;
+  const url = new URL(request.url);
+  const m = PULL_FILES.exec(url.pathname);
+  if (!m) return undefined;
+  const forward = (path: string) =>
+    engine.app.fetch(new Request(new URL(path, url), { method: 'GET', headers: request.headers }));
+  const pull = await forward(`/repos/${m[1]}/${m[2]}/pulls/${m[3]}`);
+  if (pull.status !== 200) return pull;
+  const pr = (await pull.json()) as { base: { sha: string }; head: { sha: string } };
+  const compare = await forward(`/repos/${m[1]}/${m[2]}/compare/${pr.base.sha}...${pr.head.sha}`);
+  if (compare.status !== 200) return compare;
+  const files = ((await compare.json()) as { files?: unknown[] }).files ?? [];
+  const perPage = Math.min(Math.max(Number(url.searchParams.get('per_page') ?? 30) || 30, 1), 100);
+  const page = Math.max(Number(url.searchParams.get('page') ?? 1) || 1, 1);
+  return new Response(JSON.stringify(files.slice((page - 1) * perPage, page * perPage)), {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  });
+}
+
+/** Sets a pull request's changed_files/additions/deletions from its real diff (the engine leaves them 0). */
+export async function refreshPullStats(
+  engine: Engine,
+  call: EngineCall,
+  owner: string,
+  repo: string,
+  number: number,
+): Promise<void> {
+  const base = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`;
+  const pull = await call(owner, 'GET', `${base}/pulls/${number}`);
+  if (pull.status !== 200) return;
+  const compare = await call(owner, 'GET', `${base}/compare/${pull.data.base.sha}...${pull.data.head.sha}`);
+  if (compare.status !== 200) return;
+  const files = (compare.data.files ?? []) as Array<{ additions: number; deletions: number }>;
+  const prs = engine.store.collection('github.pull_requests', ['repo_id', 'number']);
+  const record = prs.findBy('repo_id', pull.data.base.repo.id).find((p) => p.number === number);
+  if (!record) return;
+  prs.update(record.id, {
+    changed_files: files.length,
+    additions: files.reduce((n, f) => n + (f.additions ?? 0), 0),
+    deletions: files.reduce((n, f) => n + (f.deletions ?? 0), 0),
+  });
+}

@@ -14,7 +14,42 @@ export interface GitHubRepoSeed {
   files?: Record<string, FileContent>;
   /** Further branches, each with the files it adds on top of the default branch. */
   branches?: Record<string, Record<string, FileContent>>;
+  /** Issues, created in order (numbers 1, 2, ... shared with pulls, which come after them). */
+  issues?: GitHubIssueSeed[];
+  /** Pull requests, each with its head branch (created from the default branch when missing). */
+  pulls?: GitHubPullSeed[];
   [key: string]: unknown;
+}
+
+/** A comment as a seed gives it; `user` is a login (created as a user when unknown; default: the repo owner). */
+export interface GitHubCommentSeed {
+  body: string;
+  user?: string;
+}
+
+export interface GitHubIssueSeed {
+  title: string;
+  body?: string;
+  state?: 'open' | 'closed';
+  /** Label names, created on the repository when missing. */
+  labels?: string[];
+  comments?: GitHubCommentSeed[];
+}
+
+export interface GitHubPullSeed {
+  title: string;
+  /** Head branch in the same repository; created from the default branch when missing. */
+  head: string;
+  /** Base branch (default: the default branch); must exist. */
+  base?: string;
+  body?: string;
+  state?: 'open' | 'closed';
+  /** Files committed onto `head`, so the pull request has a diff. */
+  files?: Record<string, FileContent>;
+  /** Issue comments on the pull request (the conversation tab). */
+  comments?: GitHubCommentSeed[];
+  /** Review comments on the diff (pulls.listReviewComments). */
+  review_comments?: Array<GitHubCommentSeed & { path: string; line?: number }>;
 }
 
 export interface GitHubSeed {
@@ -40,6 +75,36 @@ const files = Joi.object().pattern(
   ),
 );
 
+const login = Joi.string().pattern(/^[A-Za-z0-9-]+$/);
+const branchName = Joi.string().pattern(/^[^\s~^:?*[\\]+$/);
+const comment = Joi.object({ body: Joi.string().min(1).required(), user: login });
+
+const issueSchema = Joi.object({
+  title: Joi.string().trim().min(1).required(),
+  body: Joi.string().allow(''),
+  state: Joi.string().valid('open', 'closed'),
+  labels: Joi.array().items(Joi.string().trim().min(1)),
+  comments: Joi.array().items(comment),
+});
+
+const pullSchema = Joi.object({
+  title: Joi.string().trim().min(1).required(),
+  head: branchName.required(),
+  base: branchName.invalid(Joi.ref('head')).messages({ 'any.invalid': '{{#label}} must differ from head' }),
+  body: Joi.string().allow(''),
+  state: Joi.string().valid('open', 'closed'),
+  files,
+  comments: Joi.array().items(comment),
+  review_comments: Joi.array().items(
+    Joi.object({
+      path: Joi.string().min(1).required(),
+      body: Joi.string().min(1).required(),
+      line: Joi.number().integer().min(1),
+      user: login,
+    }),
+  ),
+});
+
 /** One repository, as a seed document and the admin API's create-repository call both give it. */
 export const repoSchema = Joi.object({
   owner: Joi.string()
@@ -53,6 +118,8 @@ export const repoSchema = Joi.object({
   default_branch: Joi.string(),
   files,
   branches: Joi.object().pattern(Joi.string(), files),
+  issues: Joi.array().items(issueSchema),
+  pulls: Joi.array().items(pullSchema),
 });
 
 const schema = Joi.object<GitHubSeed>({
@@ -111,7 +178,10 @@ export function engineSeed(seed: GitHubSeed): Record<string, unknown> {
     ...(seed.orgs ? { orgs: seed.orgs } : {}),
     ...(seed.repos
       ? {
-          repos: seed.repos.map(({ files: _f, branches: _b, ...repo }) => ({ auto_init: true, ...repo })),
+          repos: seed.repos.map(({ files: _f, branches: _b, issues: _i, pulls: _p, ...repo }) => ({
+            auto_init: true,
+            ...repo,
+          })),
         }
       : {}),
     ...(seed.oauth_apps ? { oauth_apps: seed.oauth_apps } : {}),

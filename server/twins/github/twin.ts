@@ -10,8 +10,9 @@ import {
 import { json } from '../http.ts';
 import { randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
-import { registerExtensions } from './extensions.ts';
+import { handlePullFiles, refreshPullStats, registerExtensions } from './extensions.ts';
 import { handleOAuth } from './oauth.ts';
+import { applyIssuesAndPulls } from './issues-seed.ts';
 import { pushFiles, type EngineCall } from './repo-files.ts';
 import { engineSeed, repoSchema, validateGitHubSeed, type FileContent, type GitHubSeed } from './seed.ts';
 
@@ -58,6 +59,8 @@ class GitHubTwin implements TwinDriver {
   readonly webhooks = new WebhookOutbox(githubSigner);
   private readonly internalToken = randomToken('twinbox_internal_');
   private autoApprove: string | undefined;
+  /** While > 0 the twin is applying a seed: like Stripe's, seeding sends no webhooks. */
+  private seeding = 0;
 
   constructor(
     private readonly engine: Engine,
@@ -71,6 +74,7 @@ class GitHubTwin implements TwinDriver {
     // Engine events (issue comments, pull requests, ...) and ours (deployments) all go to our target too.
     const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
     engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
+      if (this.seeding > 0) return;
       void this.webhooks.deliver(event, this.withInstallation(payload, owner));
       return dispatch(event, action, payload, owner, repo);
     };
@@ -120,9 +124,9 @@ class GitHubTwin implements TwinDriver {
   }
 
   handle(request: Request): Promise<Response> {
-    return handleOAuth(this.engine, request, { autoApprove: () => this.autoApprove }).then(
-      (handled) => handled ?? this.engine.app.fetch(request),
-    );
+    return handleOAuth(this.engine, request, { autoApprove: () => this.autoApprove })
+      .then((handled) => handled ?? handlePullFiles(this.engine, request))
+      .then((handled) => handled ?? this.engine.app.fetch(request));
   }
 
   envVars(): Record<string, string> {
@@ -158,32 +162,62 @@ class GitHubTwin implements TwinDriver {
   }
 
   async reset(): Promise<void> {
-    this.engine.reset();
+    this.seeding++;
+    try {
+      this.engine.reset();
+    } finally {
+      this.seeding--;
+    }
     const own = this.engine.tokenMap.get(this.token);
     this.engine.tokenMap.clear();
     if (own) this.engine.tokenMap.set(this.token, own);
     this.webhooks.clear();
     this.autoApprove = this.seed.oauth?.auto_approve;
-    await this.applyFiles(this.seed);
+    await this.applyRepoContent(this.seed);
   }
 
   async applySeed(raw: unknown): Promise<void> {
     const seed = raw as GitHubSeed;
+    this.seeding++;
     try {
       this.engine.seedFromConfig(engineSeed(seed));
     } catch (error) {
       throw new TwinInputError(400, `github seed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      this.seeding--;
     }
     if (seed.oauth?.auto_approve !== undefined) this.autoApprove = seed.oauth.auto_approve;
     if (seed.webhook) this.configureTarget(seed.webhook);
-    await this.applyFiles(seed);
+    await this.applyRepoContent(seed);
   }
 
   configureTarget(w: NonNullable<GitHubSeed['webhook']>): void {
     this.webhooks.target = { url: w.url, secret: w.secret ?? this.webhookSecret, events: w.events ?? ['*'] };
   }
 
-  async applyFiles(seed: GitHubSeed): Promise<void> {
+  /** Files, branches, issues and pulls of the seed's repositories, written through the engine's own API. */
+  async applyRepoContent(seed: GitHubSeed): Promise<void> {
+    this.seeding++;
+    try {
+      await this.applyFiles(seed);
+      for (const [i, repo] of (seed.repos ?? []).entries()) {
+        await applyIssuesAndPulls(this.call, repo, `repos[${i}]`, {
+          ensureUser: (login) => this.ensureUser(login),
+          pullCreated: (number) => refreshPullStats(this.engine, this.call, repo.owner, repo.name, number),
+        });
+      }
+    } finally {
+      this.seeding--;
+    }
+  }
+
+  /** Comment authors need not be listed in `users`: an unknown login becomes a user, as on github.com. */
+  private ensureUser(login: string): void {
+    const users = this.engine.store.collection('github.users', ['login']);
+    if (!users.findOneBy('login', login)) this.engine.seedFromConfig({ users: [{ login }] });
+  }
+
+  private async applyFiles(seed: GitHubSeed): Promise<void> {
     for (const repo of seed.repos ?? []) {
       if (repo.files && Object.keys(repo.files).length) {
         await pushFiles(this.call, repo.owner, {
@@ -289,7 +323,7 @@ export const githubTwin: TwinFactory = {
     if (saved) twin.restore(saved);
     else {
       if (seed.webhook) twin.configureTarget(seed.webhook);
-      await twin.applyFiles(seed);
+      await twin.applyRepoContent(seed);
     }
     return twin;
   },
