@@ -90,7 +90,8 @@ export type EventSink = (event: StripeObject) => void;
 export class StripeApi {
   constructor(
     public state: StripeState,
-    private readonly emit: EventSink,
+    /** Receives each event; `null` for seeding, which records no events at all (they were not API calls). */
+    private readonly emit: EventSink | null,
   ) {}
 
   private insert(
@@ -123,6 +124,7 @@ export class StripeApi {
   }
 
   private event(type: string, object: StripeObject, request?: { idempotencyKey?: string }) {
+    if (!this.emit) return;
     const event = this.insert('event', {
       api_version: '2024-06-20',
       type,

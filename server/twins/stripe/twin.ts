@@ -5,10 +5,29 @@ import { json } from '../http.ts';
 import { randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
 import { StripeApi, StripeError, emptyStripeState, type StripeObject, type StripeState } from './api.ts';
+import { cardOutcome, magicCardNumber } from './cards.ts';
 import { parseForm, type FormObject } from './form.ts';
 
+interface StripeCustomerSeed {
+  id?: string;
+  email?: string;
+  name?: string;
+  metadata?: Record<string, string>;
+  /**
+   * A magic id (`pm_card_visa`, `pm_card_chargeDeclined`, ...; `tok_*` too) or a test card number: a card
+   * payment method is created, attached and made `invoice_settings.default_payment_method`.
+   */
+  payment_method?: string;
+  /** Payment intents of this customer, made with its payment method (see applySeedNow). */
+  payment_intents?: Array<{
+    amount: number;
+    currency: string;
+    status?: 'succeeded' | 'requires_payment_method';
+  }>;
+}
+
 interface StripeSeed {
-  customers?: Array<{ id?: string; email?: string; name?: string; metadata?: Record<string, string> }>;
+  customers?: StripeCustomerSeed[];
   products?: Array<{
     id?: string;
     name: string;
@@ -33,6 +52,23 @@ const seedSchema = Joi.object<StripeSeed>({
       email: Joi.string().email(),
       name: Joi.string(),
       metadata: Joi.object().pattern(Joi.string(), Joi.string()),
+      payment_method: Joi.string()
+        .custom((value: string, helpers) =>
+          magicCardNumber(value) || (/^\d{13,19}$/.test(value) && cardOutcome(value))
+            ? value
+            : helpers.error('any.invalid'),
+        )
+        .messages({
+          'any.invalid':
+            '{{#label}} must be a test card number (e.g. 4000000000000002) or a magic id such as pm_card_visa or pm_card_chargeDeclined',
+        }),
+      payment_intents: Joi.array().items(
+        Joi.object({
+          amount: Joi.number().integer().min(1).required(),
+          currency: Joi.string().length(3).required(),
+          status: Joi.string().valid('succeeded', 'requires_payment_method'),
+        }),
+      ),
     }),
   ),
   products: Joi.array().items(
@@ -298,9 +334,9 @@ class StripeTwin implements TwinDriver {
     this.applySeedNow(seed as StripeSeed, true);
   }
 
-  /** Seeding writes objects directly: it emits no webhook events (they were not API calls). */
+  /** Seeding writes objects directly: it records and sends no events (they were not API calls). */
   applySeedNow(seed: StripeSeed, setTarget: boolean): void {
-    const quiet = new StripeApi(this.api.state, () => {});
+    const quiet = new StripeApi(this.api.state, null);
     try {
       for (const c of seed.customers ?? []) {
         const created = quiet.createCustomer({
@@ -308,7 +344,18 @@ class StripeTwin implements TwinDriver {
           ...(c.name ? { name: c.name } : {}),
           metadata: c.metadata ?? {},
         });
+        const id = c.id ?? created.id;
         if (c.id) this.rename(created, c.id);
+        let pm: StripeObject | undefined;
+        if (c.payment_method) {
+          const number = magicCardNumber(c.payment_method);
+          pm = number
+            ? quiet.resolvePaymentMethod(c.payment_method)
+            : quiet.createPaymentMethod({ type: 'card', card: { number: c.payment_method } });
+          quiet.attachPaymentMethod(pm.id, { customer: id });
+          quiet.updateCustomer(id, { invoice_settings: { default_payment_method: pm.id } });
+        }
+        for (const p of c.payment_intents ?? []) this.seedPaymentIntent(quiet, id, pm, p);
       }
       for (const p of seed.products ?? []) {
         const product = quiet.createProduct({
@@ -331,6 +378,32 @@ class StripeTwin implements TwinDriver {
       throw error;
     }
     if (setTarget && seed.webhook) this.configureTarget(seed.webhook);
+  }
+
+  /**
+   * `succeeded`: confirmed with the customer's payment method, or with a fresh `pm_card_visa` when it has
+   * none or it declines. `requires_payment_method` (default): when the customer's card declines, the intent
+   * records that failed attempt (`last_payment_error`, a failed charge); otherwise it has no payment method.
+   */
+  private seedPaymentIntent(
+    api: StripeApi,
+    customer: string,
+    pm: StripeObject | undefined,
+    p: NonNullable<StripeCustomerSeed['payment_intents']>[number],
+  ): void {
+    const declines = pm
+      ? Boolean(cardOutcome(String(this.api.state.objects[pm.id]?.hidden?.number))?.decline)
+      : false;
+    const pi = api.createPaymentIntent({ amount: String(p.amount), currency: p.currency, customer });
+    if (p.status === 'succeeded') {
+      api.confirmPaymentIntent(pi.id, { payment_method: pm && !declines ? pm.id : 'pm_card_visa' });
+    } else if (pm && declines) {
+      try {
+        api.confirmPaymentIntent(pi.id, { payment_method: pm.id });
+      } catch (error) {
+        if (!(error instanceof StripeError)) throw error;
+      }
+    }
   }
 
   private rename(object: StripeObject, id: string): void {
