@@ -32,6 +32,8 @@ export interface Config {
   appLogBytes: number;
   /** `auto` isolates apps with bubblewrap when it works here; `off` runs plain process groups. */
   sandboxIsolation: 'auto' | 'off';
+  /** `local` deploys apps with the embedded engine; `none` leaves sandboxes queued (API-only tests). */
+  deployEngine: 'local' | 'none';
 }
 
 const schema = Joi.object({
@@ -72,6 +74,7 @@ const schema = Joi.object({
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
   TWINBOX_SANDBOX_ISOLATION: Joi.string().valid('auto', 'off').default('auto'),
+  TWINBOX_DEPLOY_ENGINE: Joi.string().valid('local', 'none').default('local'),
 })
   // Only our own variables are validated; the rest of the environment is not ours to judge.
   .unknown(true);
@@ -114,5 +117,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     appMemoryMb: v.TWINBOX_APP_MEMORY_MB,
     appLogBytes: v.TWINBOX_APP_LOG_BYTES,
     sandboxIsolation: v.TWINBOX_SANDBOX_ISOLATION,
+    deployEngine: v.TWINBOX_DEPLOY_ENGINE,
   };
 }

@@ -9,7 +9,7 @@ import type { TwinCatalog } from './twins/catalog.ts';
 import type { SandboxService } from './sandboxes/service.ts';
 import { BEARER, bearerAuth } from './auth/bearer.ts';
 import { decorateErrorBody, validationFailAction } from './errors.ts';
-import { sandboxRoutes } from './sandboxes/routes.ts';
+import { sandboxRoutes, type AppLogReader } from './sandboxes/routes.ts';
 import { metaRoutes } from './meta/routes.ts';
 import { adminRoutes } from './admin/routes.ts';
 
@@ -24,6 +24,8 @@ export interface ServerDeps {
   accounts: Accounts;
   catalog: TwinCatalog;
   sandboxes: SandboxService;
+  /** The deploy engine's logs behind GET /sandboxes/{id}/logs; without it that route answers empty. */
+  appLogs?: AppLogReader;
   adminToken: string | undefined;
   /** Check every response against its declared schema (tests); off in production for speed. */
   validateResponses: boolean;
@@ -69,7 +71,10 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
   server.ext('onPreResponse', decorateErrorBody);
 
   await server.register({ plugin: metaRoutes, options: { catalog: deps.catalog, version: deps.version } });
-  await server.register({ plugin: sandboxRoutes, options: { sandboxes: deps.sandboxes } });
+  await server.register({
+    plugin: sandboxRoutes,
+    options: { sandboxes: deps.sandboxes, appLogs: deps.appLogs },
+  });
   if (deps.adminToken) {
     await server.register({
       plugin: adminRoutes,

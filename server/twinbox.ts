@@ -14,6 +14,7 @@ import { SandboxLifecycle } from './sandboxes/lifecycle.ts';
 import { SandboxService } from './sandboxes/service.ts';
 import { TtlReaper } from './sandboxes/reaper.ts';
 import type { Deployer } from './sandboxes/deployer.ts';
+import { createDeployEngine, type DeployEngine } from './deploy/index.ts';
 import { createServer } from './server.ts';
 import { createLogger } from './logger.ts';
 
@@ -38,6 +39,8 @@ export interface Twinbox {
   apiKeys: ApiKeys;
   sessions: Sessions;
   lifecycle: SandboxLifecycle;
+  /** The embedded deploy engine, unless a deployer was passed in or TWINBOX_DEPLOY_ENGINE=none. */
+  engine: DeployEngine | undefined;
   reaper: TtlReaper;
   /** Stops the reaper, the deploy queue and the server, then releases the data directory. */
   stop(): Promise<void>;
@@ -62,7 +65,18 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       ttlMinutes: config.sessionTtlMinutes,
     });
     const catalog = options.catalog ?? builtInCatalog;
-    const lifecycle = new SandboxLifecycle(store, logger, options.deployer, config.deployConcurrency);
+    // A deployer passed in (tests of the lifecycle) wins; otherwise the embedded engine unless turned off.
+    const engine: DeployEngine | undefined =
+      options.deployer || config.deployEngine === 'none'
+        ? undefined
+        : await createDeployEngine({ config, logger, catalog, store });
+    const lifecycle = new SandboxLifecycle(
+      store,
+      logger,
+      options.deployer ?? engine?.deployer,
+      config.deployConcurrency,
+    );
+    engine?.attach(lifecycle);
     const sandboxes = new SandboxService(store, accounts, catalog, new ScenarioDirectory(store), lifecycle, {
       production: config.env === 'production',
       freeTtlCapMinutes: config.freeTtlCapMinutes,
@@ -81,6 +95,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       catalog,
       sandboxes,
       adminToken: config.adminToken,
+      appLogs: engine?.deployer.logs,
       validateResponses: options.validateResponses ?? config.env === 'test',
     });
     await reaper.start();
@@ -92,10 +107,11 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
         await reaper.stop();
         await server.stop({ timeout: 5000 });
         await lifecycle.stop();
+        await engine?.close();
         await store.close();
         lock.release();
       })());
-    return { config, server, store, logger, accounts, apiKeys, sessions, lifecycle, reaper, stop };
+    return { config, server, store, logger, accounts, apiKeys, sessions, lifecycle, engine, reaper, stop };
   } catch (error) {
     lock.release();
     throw error;

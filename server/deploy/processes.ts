@@ -28,12 +28,37 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
+/**
+ * SIGKILLs a group until none of it is left: under bubblewrap the processes inside the namespace die a
+ * moment after the leader (through --die-with-parent), and "torn down" must mean gone.
+ */
+export async function reapGroup(pgid: number, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (groupAlive(pgid) && Date.now() < deadline) {
+    signalGroup(pgid, 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
   } catch {
     // ESRCH: the group is already gone.
   }
+}
+
+/**
+ * A shell prelude that unsets every variable but `allowed`. `spawn` is given exactly the app's variables,
+ * but whatever instruments child_process in Twinbox's own process (test harnesses, APM agents) may add its
+ * own, such as NODE_OPTIONS; this makes the app's environment its own whatever the parent does.
+ */
+function scrubEnvironment(allowed: string[]): string {
+  const names = allowed.filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+  return (
+    `for __n in $(env | sed -n 's/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p'); do ` +
+    `case "$__n" in ${['PWD', ...names].join('|')}) ;; *) unset "$__n" 2>/dev/null ;; esac; done; unset __n`
+  );
 }
 
 /**
@@ -46,7 +71,10 @@ export function spawnGroup(
   isolation: Isolation,
   log: LogSink,
 ): GroupProcess {
-  const [file, ...args] = isolation.wrap(spec);
+  const [file, ...args] = isolation.wrap({
+    ...spec,
+    command: `${scrubEnvironment(Object.keys(env))}\n${spec.command}`,
+  });
   const child = spawn(file!, args, { cwd: spec.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => log.write(chunk));
   child.stderr.on('data', (chunk: Buffer) => log.write(chunk));
@@ -71,7 +99,7 @@ export function spawnGroup(
       const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
-      signalGroup(pid, 'SIGKILL');
+      await reapGroup(pid);
     },
   };
 }
@@ -164,7 +192,7 @@ export class PidFiles {
       };
       const current = startTimeOf(pgid);
       // The leader may be gone while its group lives on; only a different live process with that pid is spared.
-      if (current === undefined || current === start) signalGroup(pgid, 'SIGKILL');
+      if (current === undefined || current === start) await reapGroup(pgid);
     } catch {
       // no file, or not ours to read: nothing to kill
     }

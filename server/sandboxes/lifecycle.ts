@@ -49,6 +49,11 @@ export class SandboxLifecycle extends EventEmitter<{ change: [SandboxRecord] }> 
     return ended;
   }
 
+  /** A ready app died on its own (the deployer saw it exit): the sandbox fails and its resources go. */
+  async markFailed(id: string, error: string): Promise<void> {
+    await this.fail(id, error);
+  }
+
   /**
    * After a restart: queued sandboxes are queued again; a deploy that was cut off is failed; a ready
    * sandbox is resumed by the deployer when it can, otherwise failed. Nothing is left half-alive.

@@ -1,4 +1,5 @@
 import type { Plugin } from '@hapi/hapi';
+import Joi from 'joi';
 import { accountOf } from '../auth/bearer.ts';
 import { validationFailAction } from '../errors.ts';
 import { documentedResponses } from '../http/responses.ts';
@@ -9,9 +10,14 @@ import { sandboxPageSchema, sandboxViewSchema, toSandboxView } from './represent
 /** Bodies larger than this are refused with 413 before they are parsed. */
 const MAX_CREATE_BODY_BYTES = 256 * 1024;
 
-export const sandboxRoutes: Plugin<{ sandboxes: SandboxService }> = {
+/** Reads what a sandbox's app and its build printed (the deploy engine's log files). */
+export interface AppLogReader {
+  read(sandboxId: string): Promise<string>;
+}
+
+export const sandboxRoutes: Plugin<{ sandboxes: SandboxService; appLogs?: AppLogReader }> = {
   name: 'twinbox-sandboxes',
-  register(server, { sandboxes }) {
+  register(server, { sandboxes, appLogs }) {
     server.route([
       {
         method: 'POST',
@@ -53,6 +59,22 @@ export const sandboxRoutes: Plugin<{ sandboxes: SandboxService }> = {
         },
         async handler(request) {
           return toSandboxView(await sandboxes.get(accountOf(request), String(request.params.sandbox_id)));
+        },
+      },
+      {
+        method: 'GET',
+        path: '/sandboxes/{sandbox_id}/logs',
+        options: {
+          description:
+            "The last output of a sandbox's install, build and app (text, at most 1 MiB by default)",
+          tags: ['api', 'sandboxes'],
+          validate: { params: sandboxIdParam, failAction: validationFailAction },
+          ...documentedResponses({ 200: Joi.string().allow('') }, 401, 404),
+        },
+        async handler(request, h) {
+          const sandbox = await sandboxes.get(accountOf(request), String(request.params.sandbox_id));
+          const text = appLogs ? await appLogs.read(sandbox.id) : '';
+          return h.response(text).type('text/plain; charset=utf-8');
         },
       },
       {

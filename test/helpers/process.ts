@@ -19,7 +19,15 @@ export interface TwinboxProcess {
 export async function spawnTwinbox(t: Test, env: Record<string, string>): Promise<TwinboxProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', NODE_ENV: 'development', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: '0',
+      NODE_ENV: 'development',
+      // These tests are about the process (start, restart, locks), not deploys: no GitHub to fetch from.
+      TWINBOX_DEPLOY_ENGINE: 'none',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -43,6 +43,8 @@ export async function startTestTwinbox(
     PORT: '0',
     TWINBOX_DATA_DIR: dataDir,
     LOG_LEVEL: 'info',
+    // API tests see sandboxes stay queued; deploy tests turn the engine on with TWINBOX_DEPLOY_ENGINE=local.
+    TWINBOX_DEPLOY_ENGINE: 'none',
     ...env,
   });
   const logs = new LogCapture();

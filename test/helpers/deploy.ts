@@ -1,0 +1,70 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { Test } from 'tap';
+import { startGitHubTwin, type StandaloneGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { REPO_ROOT } from './process.ts';
+import { call, startTestTwinbox, type TestTwinbox, type TestUser } from './twinbox.ts';
+
+/** Every file of an example app, as GitHub twin seed files. */
+export async function exampleFiles(name: string): Promise<Record<string, string>> {
+  const root = join(REPO_ROOT, 'examples', name);
+  const files: Record<string, string> = {};
+  const walk = async (dir: string) => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (entry.name === 'node_modules') continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else files[relative(root, path)] = await readFile(path, 'utf8');
+    }
+  };
+  await walk(root);
+  return files;
+}
+
+/** A GitHub twin to deploy from, closed when the test ends. */
+export async function githubToDeployFrom(t: Test): Promise<StandaloneGitHubTwin> {
+  const gh = await startGitHubTwin({ seed: { users: [{ login: 'octocat' }] } });
+  t.teardown(() => gh.close());
+  return gh;
+}
+
+/** A Twinbox with the embedded deploy engine, fetching source from `gh`. */
+export function deployingTwinbox(
+  t: Test,
+  gh: StandaloneGitHubTwin,
+  env: Record<string, string> = {},
+  dataDir?: string,
+): Promise<TestTwinbox> {
+  return startTestTwinbox(
+    t,
+    {
+      TWINBOX_DEPLOY_ENGINE: 'local',
+      GITHUB_API_URL: gh.baseUrl,
+      GITHUB_TOKEN: gh.token,
+      GITHUB_OAUTH_URL: gh.baseUrl,
+      TWINBOX_HEALTH_TIMEOUT_MS: '8000',
+      ...env,
+    },
+    dataDir ? { dataDir } : {},
+  );
+}
+
+/** Polls the sandbox until its status is not queued/building (or `timeoutMs` passes). */
+export async function settle(tb: TestTwinbox, user: TestUser, id: string, timeoutMs = 60_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const { body } = await call(tb, { url: `/sandboxes/${id}`, token: user.key });
+    if (body.status !== 'queued' && body.status !== 'building') return body;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`sandbox ${id} did not settle in ${timeoutMs} ms`);
+}
+
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
