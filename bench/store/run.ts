@@ -29,6 +29,8 @@ function sandbox(i: number): SandboxRecord {
     scenario_prompt: null,
     ttl_minutes: 60,
     twin_admin_token: 'twinadm_bench',
+    seed: null,
+    seed_notes: [],
     env: { FEATURE: 'on' },
     app_url: null,
     twins: {},

@@ -14,6 +14,8 @@ export interface SandboxView {
   pr_url: string | null;
   scenario_id: string | null;
   ttl_minutes: number;
+  seed: Record<string, unknown> | null;
+  seed_notes: string[];
   twin_admin_token: string;
   error: string | null;
   created_at: string;
@@ -33,6 +35,8 @@ export function toSandboxView(sandbox: SandboxRecord): SandboxView {
     pr_url: sandbox.pr_url,
     scenario_id: sandbox.scenario_id,
     ttl_minutes: sandbox.ttl_minutes,
+    seed: sandbox.seed,
+    seed_notes: sandbox.seed_notes,
     twin_admin_token: sandbox.twin_admin_token,
     error: sandbox.error,
     created_at: sandbox.created_at,
@@ -62,6 +66,14 @@ export const sandboxViewSchema = Joi.object({
   pr_url: Joi.string().allow(null).required(),
   scenario_id: Joi.string().allow(null).required(),
   ttl_minutes: Joi.number().integer().required(),
+  seed: Joi.object()
+    .allow(null)
+    .required()
+    .description('The seed applied to the twins, keyed by twin name (from scenario_id or scenario_prompt).'),
+  seed_notes: Joi.array()
+    .items(Joi.string())
+    .required()
+    .description('What the prompt planner could not interpret; empty when everything was understood.'),
   twin_admin_token: Joi.string()
     .required()
     .description("Bearer token for the twins' admin_url; visible to the sandbox's owner only."),

@@ -8,6 +8,9 @@ import { badRequest, forbidden, notFound } from '../errors.ts';
 import type { SandboxLifecycle } from './lifecycle.ts';
 import { TTL_DEFAULT } from './validation.ts';
 import { parsePullRequestUrl } from './pull-request-url.ts';
+import type { Scenario } from '../scenarios/directory.ts';
+import { planFromPrompt } from '../scenarios/planner.ts';
+import { keepValidParts } from '../scenarios/seeds.ts';
 
 /** A `POST /sandboxes` body that passed the schema in validation.ts. */
 export interface CreateSandboxInput {
@@ -78,6 +81,7 @@ export class SandboxService {
       );
     }
 
+    const seeding = planSeed(input, scenario);
     const now = new Date();
     const sandbox: SandboxRecord = {
       id: randomUUID(),
@@ -86,8 +90,10 @@ export class SandboxService {
       repo: input.repo,
       branch: input.branch ?? null,
       pr_url: input.pr_url ?? null,
-      // Omitted twins: the scenario's; the deploy engine may add the runtime profile's later.
-      twin_names: input.twins ?? scenario?.twins ?? [],
+      // Omitted twins: the scenario's or the prompt's; the deploy engine may add the profile's later.
+      twin_names: seeding.twins,
+      seed: seeding.seed,
+      seed_notes: seeding.notes,
       scenario_id: input.scenario_id ?? null,
       scenario_prompt: input.scenario_id ? null : (input.scenario_prompt ?? null),
       ttl_minutes: ttl,
@@ -162,6 +168,23 @@ export class SandboxService {
       throw badRequest(`"pr_url" points at ${parsed.repo}, not at "repo" ${repo}.`, 'invalid_pr_url');
     }
   }
+}
+
+/**
+ * What a new sandbox seeds its twins with: the scenario's seed, or the seed the planner makes of the
+ * prompt. A prompt that makes no sense seeds nothing and says so in `notes`; it never fails the sandbox.
+ */
+function planSeed(
+  input: CreateSandboxInput,
+  scenario: Scenario | undefined,
+): { twins: string[]; seed: Record<string, unknown> | null; notes: string[] } {
+  if (scenario) return { twins: input.twins ?? scenario.twins, seed: scenario.seed, notes: [] };
+  if (!input.scenario_prompt) return { twins: input.twins ?? [], seed: null, notes: [] };
+  const plan = planFromPrompt(input.scenario_prompt);
+  const twins = input.twins ?? plan.twins;
+  const notes = [...plan.notes];
+  const seed = keepValidParts(plan.seed, twins, notes);
+  return { twins, seed: Object.keys(seed).length ? seed : null, notes };
 }
 
 /** Newest first; ties (same millisecond) broken by id so the order is total and pages never overlap. */

@@ -8,6 +8,12 @@ export interface Scenario {
   seed: Record<string, unknown>;
 }
 
+/** A scenario shipped with Twinbox, with the counts it promises per twin. */
+export interface Preset extends Scenario {
+  description: string;
+  promises: Record<string, Record<string, number>>;
+}
+
 /**
  * Finds the scenarios a caller may use: the presets shipped with Twinbox and the caller's own saved
  * scenarios. Another account's scenario is treated as absent.
@@ -15,7 +21,7 @@ export interface Scenario {
 export class ScenarioDirectory {
   constructor(
     private readonly store: Store,
-    private readonly presets: readonly Scenario[] = [],
+    readonly presets: readonly Preset[] = [],
   ) {}
 
   async findVisible(accountId: string, id: string): Promise<Scenario | undefined> {

@@ -7,6 +7,12 @@ export interface AccountRecord {
   /** Normalized (see identity/email.ts); unique across accounts. */
   email: string;
   plan: Plan;
+  /**
+   * False while an account made by e-mail sign-up has not proven its address; such an account can
+   * hold no session and no API key. Absent on accounts made before the field (and by operators):
+   * those count as verified.
+   */
+  email_verified?: boolean;
   created_at: string;
 }
 
@@ -34,6 +40,19 @@ export interface IdentityRecord {
   created_at: string;
 }
 
+/** One live one-time code per (e-mail, purpose); see identity/codes.ts. */
+export interface VerificationCodeRecord {
+  id: string;
+  email: string;
+  purpose: string;
+  /** HMAC-SHA256 of purpose, e-mail and code under the server's code key, hex. */
+  code_hash: string;
+  attempts: number;
+  created_at: string;
+  expires_at: string;
+  consumed_at: string | null;
+}
+
 /** A saved scenario: a seed document for twins, owned by one account. */
 export interface ScenarioRecord {
   id: string;
@@ -41,6 +60,8 @@ export interface ScenarioRecord {
   name: string;
   twins: string[];
   seed: Record<string, unknown>;
+  /** When planned from a prompt: what the planner could not interpret. */
+  notes?: string[];
   created_at: string;
 }
 
@@ -69,6 +90,13 @@ export interface SandboxRecord {
    * reads it through the sandbox API; the twins themselves keep only its hash.
    */
   twin_admin_token: string;
+  /**
+   * Seed documents keyed by twin name, from the scenario or planned from the prompt; what the twins
+   * start with and what their reset returns to. Null when nothing is seeded (each twin's default).
+   */
+  seed: Record<string, unknown> | null;
+  /** What the prompt planner could not interpret, or why part of a seed was not applied. */
+  seed_notes: string[];
   /** The caller's `env`, kept to be merged over the twins' variables at deploy time. */
   env: Record<string, string>;
   app_url: string | null;
