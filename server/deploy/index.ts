@@ -54,11 +54,8 @@ export async function createDeployEngine(deps: {
     isolation,
     logger,
     supportedTwin: (name) => catalog.has(name),
-    seedsFor: async (sandbox) => {
-      if (!sandbox.scenario_id) return undefined;
-      const scenario = await store.scenarios.get(sandbox.scenario_id);
-      return scenario && scenario.owner_id === sandbox.owner_id ? scenario.seed : undefined;
-    },
+    // The seed was settled when the sandbox was accepted (scenario or planned prompt) and is on the record.
+    seedsFor: async (sandbox) => sandbox.seed ?? undefined,
     healthTimeoutMs: config.deployHealthTimeoutMs,
     buildTimeoutMs: config.deployBuildTimeoutMs,
     memoryBytes: config.appMemoryMb * 1024 * 1024,
