@@ -19,6 +19,10 @@ interface SlackSeed {
     topic?: string;
     purpose?: string;
     is_private?: boolean;
+    /** User names; the channel's members are exactly these plus the bot (default: every user). */
+    members?: string[];
+    /** History, oldest first; `user` is a user name (default: the seed's first user). */
+    messages?: Array<{ user?: string; text: string }>;
     [key: string]: unknown;
   }>;
   /** Name of the bot user SLACK_BOT_TOKEN authenticates as (default `twinbox-bot`). */
@@ -51,6 +55,10 @@ const schema = Joi.object<SlackSeed>({
       topic: Joi.string(),
       purpose: Joi.string(),
       is_private: Joi.boolean(),
+      members: Joi.array().items(Joi.string().min(1)),
+      messages: Joi.array().items(
+        Joi.object({ user: Joi.string().min(1), text: Joi.string().min(1).required() }),
+      ),
     }).unknown(true),
   ),
   bot_name: Joi.string().pattern(/^[a-z0-9_-]+$/),
@@ -74,6 +82,9 @@ function validateSlackSeed(seed: unknown): SlackSeed {
   return value;
 }
 
+const engineChannels = (channels: NonNullable<SlackSeed['channels']>) =>
+  channels.map(({ members: _m, messages: _h, ...channel }) => channel);
+
 function engineSeed(seed: SlackSeed, botName: string) {
   return {
     ...(seed.team ? { team: seed.team } : {}),
@@ -81,7 +92,7 @@ function engineSeed(seed: SlackSeed, botName: string) {
       ...(seed.users ?? []),
       { name: botName, real_name: botName, email: `${botName}@bots.slack.local` },
     ],
-    ...(seed.channels ? { channels: seed.channels } : {}),
+    ...(seed.channels ? { channels: engineChannels(seed.channels) } : {}),
     bots: [{ name: botName }],
   };
 }
@@ -159,7 +170,66 @@ class SlackTwin implements TwinDriver {
     this.engine.tokenMap.clear();
     if (own) this.engine.tokenMap.set(this.botToken, own);
     this.linkBotUser();
+    this.applyChannelContent(this.seed);
     this.webhooks.clear();
+  }
+
+  /**
+   * What the engine's own seeding does not do: topic/purpose of a channel that already existed (the
+   * engine always has #general and #random), `members`, and message history. Written to the engine's
+   * store directly, so it sends no events.
+   */
+  applyChannelContent(seed: SlackSeed): void {
+    const users = this.engine.store.collection('slack.users', ['user_id', 'email']);
+    const channels = this.engine.store.collection('slack.channels', ['channel_id', 'name']);
+    const messages = this.engine.store.collection('slack.messages', ['ts', 'channel_id']);
+    const userId = (name: string, at: string) => {
+      const user = users.all().find((u) => u.name === name && !u.deleted);
+      if (!user) throw new TwinInputError(400, `slack seed: "${at}" "${name}" is not a seeded user`);
+      return user.user_id as string;
+    };
+    const defaultAuthor = seed.users?.[0]?.name ?? this.seed.users?.[0]?.name;
+    const total = (seed.channels ?? []).reduce((n, c) => n + (c.messages?.length ?? 0), 0);
+    // Seeded history is in the past and in order: one second apart, ending a minute ago.
+    let clock = Math.floor(Date.now() / 1000) - 60 - total;
+    let seq = 0;
+    for (const [i, ch] of (seed.channels ?? []).entries()) {
+      const channel = channels.all().find((c) => c.name === ch.name);
+      if (!channel) continue;
+      const now = Math.floor(Date.now() / 1000);
+      const changes: Record<string, unknown> = {};
+      const creator = channel.creator as string;
+      if (ch.topic !== undefined) changes.topic = { value: ch.topic, creator, last_set: now };
+      if (ch.purpose !== undefined) changes.purpose = { value: ch.purpose, creator, last_set: now };
+      // Every user by default, as the engine does for the channels it creates (#general predates the seed).
+      const ids = ch.members
+        ? ch.members.map((name, k) => userId(name, `channels[${i}].members[${k}]`))
+        : users
+            .all()
+            .filter((u) => !u.deleted)
+            .map((u) => u.user_id as string);
+      const bot = users.all().find((u) => u.name === this.botName)?.user_id as string | undefined;
+      const members = [...new Set([...ids, ...(bot ? [bot] : [])])];
+      changes.members = members;
+      changes.num_members = members.length;
+      channels.update(channel.id, changes);
+      for (const [k, message] of (ch.messages ?? []).entries()) {
+        const author = message.user ?? defaultAuthor;
+        const at = `channels[${i}].messages[${k}].user`;
+        if (!author)
+          throw new TwinInputError(400, `slack seed: "${at}" is required when no users are seeded`);
+        messages.insert({
+          ts: `${clock++}.${String(++seq).padStart(6, '0')}`,
+          channel_id: channel.channel_id,
+          user: userId(author, at),
+          text: message.text,
+          type: 'message',
+          reply_count: 0,
+          reply_users: [],
+          reactions: [],
+        });
+      }
+    }
   }
 
   async applySeed(raw: unknown): Promise<void> {
@@ -167,8 +237,9 @@ class SlackTwin implements TwinDriver {
     this.engine.seedFromConfig({
       ...(seed.team ? { team: seed.team } : {}),
       ...(seed.users ? { users: seed.users } : {}),
-      ...(seed.channels ? { channels: seed.channels } : {}),
+      ...(seed.channels ? { channels: engineChannels(seed.channels) } : {}),
     });
+    this.applyChannelContent(seed);
     if (seed.webhook) this.configureTarget(seed.webhook);
   }
 
@@ -206,6 +277,7 @@ export const slackTwin: TwinFactory = {
     if (saved) twin.restore(saved);
     else {
       twin.linkBotUser();
+      twin.applyChannelContent(seed);
       if (seed.webhook) twin.configureTarget(seed.webhook);
     }
     return twin;
