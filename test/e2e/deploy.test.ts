@@ -1,8 +1,9 @@
 import t from 'tap';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { Octokit } from '@octokit/rest';
 import { groupAlive } from '../../server/deploy/processes.ts';
-import { call, createUser } from '../helpers/twinbox.ts';
+import { call, createUser, tempDir } from '../helpers/twinbox.ts';
 import { deployingTwinbox, exampleFiles, githubToDeployFrom, settle, until } from '../helpers/deploy.ts';
 
 t.test('a branch deploys: ready only when the app answers, showing data from its twins', async (t) => {
@@ -69,4 +70,225 @@ t.test('a branch deploys: ready only when the app answers, showing data from its
   t.notOk(existsSync(workspace), 'the workspace is gone');
   t.equal(tb.engine!.twinHost.get(sandbox.sandbox_id), undefined, 'the twins are stopped');
   await t.rejects(fetch(sandbox.app_url), 'the app no longer answers');
+});
+
+/** Pids of processes whose environment holds `marker` (a value only one test's app has). */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, 'latin1').includes(marker)) found.push(Number(name));
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return found;
+}
+
+const app = (start: string, extra: Record<string, string> = {}) => ({
+  'package.json': JSON.stringify({ name: 'a', private: true, scripts: { start, ...extra } }),
+  'server.js':
+    "require('node:http').createServer((q, s) => { if (q.url === '/die') process.exit(7); s.end('up') })" +
+    '.listen(Number(process.env.PORT), "127.0.0.1");',
+});
+
+t.test('failures end failed with a useful error and leave nothing running', async (t) => {
+  const gh = await githubToDeployFrom(t);
+  await gh.createRepo({
+    owner: 'octocat',
+    name: 'apps',
+    files: app('node server.js'),
+    branches: {
+      'build-fails': app('node server.js', { build: 'echo compiling; exit 3' }),
+      crashes: app('node -e "process.exit(2)"'),
+      'never-answers': app('node -e "setInterval(() => {}, 1000)"'),
+      'no-profile': { 'package.json': null, 'server.js': null, 'notes.txt': 'nothing to run' },
+    },
+  });
+  const tb = await deployingTwinbox(t, gh, { TWINBOX_HEALTH_TIMEOUT_MS: '1500' });
+  const user = await createUser(tb);
+  const cases: Array<[string, RegExp]> = [
+    [
+      'build-fails',
+      /^Build failed: `npm run build` exited with code 3 \(see GET \/sandboxes\/[0-9a-f-]+\/logs\)$/,
+    ],
+    ['crashes', /^App crashed on start: the app exited with code 2 before answering HTTP/],
+    ['never-answers', /^Health check failed: the app did not answer GET \/ on PORT=\d+ within 2 s/],
+    ['no-profile', /^Runtime profile: No runtime profile/],
+    ['missing-branch', /^Source fetch failed: branch "missing-branch" of octocat\/apps was not found/],
+  ];
+  const ids = new Map<string, string>();
+  await Promise.all(
+    cases.map(async ([branch, error]) => {
+      const marker = `marker-${randomUUID()}`;
+      const { body } = await call(tb, {
+        method: 'POST',
+        url: '/sandboxes',
+        token: user.key,
+        payload: { repo: 'octocat/apps', branch, env: { MARKER: marker } },
+      });
+      ids.set(branch, body.sandbox_id);
+      const sandbox = await settle(tb, user, body.sandbox_id);
+      t.equal(sandbox.status, 'failed', branch);
+      t.match(sandbox.error, error, branch);
+      t.same(processesWith(marker), [], `${branch}: nothing left running`);
+      t.notOk(existsSync(tb.engine!.deployer.workspaceOf(body.sandbox_id)), `${branch}: no workspace`);
+    }),
+  );
+  const logs = await call(tb, { url: `/sandboxes/${ids.get('build-fails')}/logs`, token: user.key });
+  t.match(logs.body, 'compiling', 'the build output is kept after the failure');
+
+  // A ready app that crashes later fails too, and is cleaned up.
+  const { body } = await call(tb, {
+    method: 'POST',
+    url: '/sandboxes',
+    token: user.key,
+    payload: { repo: 'octocat/apps', branch: 'main' },
+  });
+  const ready = await settle(tb, user, body.sandbox_id);
+  t.equal(ready.status, 'ready');
+  const pid = tb.engine!.deployer.appPid(ready.sandbox_id)!;
+  await fetch(`${ready.app_url}/die`).catch(() => {});
+  const crashed = await settle(tb, user, ready.sandbox_id).then(async () => {
+    await until(
+      async () =>
+        (await call(tb, { url: `/sandboxes/${ready.sandbox_id}`, token: user.key })).body.status === 'failed',
+      'failed',
+    );
+    return (await call(tb, { url: `/sandboxes/${ready.sandbox_id}`, token: user.key })).body;
+  });
+  t.match(crashed.error, /^App crashed: the app exited with code 7/);
+  await until(() => !groupAlive(pid), 'the group to go');
+});
+
+t.test('a pull request deploys its head; caller env overrides twin variables in the app', async (t) => {
+  const gh = await githubToDeployFrom(t);
+  await gh.createRepo({ owner: 'octocat', name: 'shop', files: await exampleFiles('zero-dep') });
+  await gh.pushFiles({
+    owner: 'octocat',
+    repo: 'shop',
+    branch: 'feature',
+    files: { 'greeting.txt': 'from the PR' },
+  });
+  const octokit = new Octokit({ baseUrl: gh.baseUrl, auth: gh.token });
+  const pr = await octokit.rest.pulls.create({
+    owner: 'octocat',
+    repo: 'shop',
+    head: 'feature',
+    base: 'main',
+    title: 'x',
+  });
+  const tb = await deployingTwinbox(t, gh);
+  const user = await createUser(tb);
+  const { body } = await call(tb, {
+    method: 'POST',
+    url: '/sandboxes',
+    token: user.key,
+    payload: {
+      repo: 'octocat/shop',
+      pr_url: `${gh.baseUrl}/octocat/shop/pull/${pr.data.number}`,
+      twins: ['github', 'stripe'],
+      env: { GITHUB_SERVER_URL: 'https://override.example' },
+    },
+  });
+  const sandbox = await settle(tb, user, body.sandbox_id);
+  t.equal(sandbox.status, 'ready', sandbox.error ?? '');
+  t.equal(sandbox.env_vars.GITHUB_SERVER_URL, 'https://override.example');
+  t.not(sandbox.twins.github.env_vars.GITHUB_SERVER_URL, 'https://override.example');
+  const data = (await (await fetch(`${sandbox.app_url}/data.json`)).json()) as any;
+  t.equal(data.github_server_url, 'https://override.example', 'the app sees the caller value');
+  t.ok(
+    existsSync(`${tb.engine!.deployer.workspaceOf(sandbox.sandbox_id)}/greeting.txt`),
+    'the PR head was deployed',
+  );
+});
+
+t.test('isolation: the app sees neither the data dir nor another workspace', async (t) => {
+  const gh = await githubToDeployFrom(t);
+  const probe =
+    "const fs = require('node:fs'); require('node:http').createServer((q, s) => s.end(JSON.stringify(" +
+    'process.env.PROBE.split(",").map((p) => { try { fs.readdirSync(p); return p } catch { return null } }).filter(Boolean)' +
+    '))).listen(Number(process.env.PORT), "127.0.0.1");';
+  await gh.createRepo({
+    owner: 'octocat',
+    name: 'probe',
+    files: { 'package.json': '{"main":"p.js"}', 'p.js': probe },
+  });
+  const tb = await deployingTwinbox(t, gh);
+  t.ok(tb.logs.text().length > 0);
+  if (!/isolated/.test(tb.logs.text()) || /not isolated/.test(tb.logs.text())) {
+    t.comment(
+      'SKIP: bubblewrap cannot run here; apps are plain process groups and can read what Twinbox can',
+    );
+    return;
+  }
+  const user = await createUser(tb);
+  const first = await call(tb, {
+    method: 'POST',
+    url: '/sandboxes',
+    token: user.key,
+    payload: { repo: 'octocat/probe', branch: 'main', env: { PROBE: '/' } },
+  });
+  const other = await settle(tb, user, first.body.sandbox_id);
+  t.equal(other.status, 'ready', other.error ?? '');
+  // The data dir itself exists inside only as the empty path down to the app's own workspace.
+  const paths = [
+    `${tb.dataDir}/store`,
+    `${tb.dataDir}/twins`,
+    `${tb.dataDir}/logs`,
+    tb.engine!.deployer.workspaceOf(other.sandbox_id),
+    '/work',
+    '/root',
+  ];
+  const second = await call(tb, {
+    method: 'POST',
+    url: '/sandboxes',
+    token: user.key,
+    payload: { repo: 'octocat/probe', branch: 'main', env: { PROBE: paths.join(',') } },
+  });
+  const sandbox = await settle(tb, user, second.body.sandbox_id);
+  t.equal(sandbox.status, 'ready', sandbox.error ?? '');
+  const readable = await (await fetch(sandbox.app_url)).json();
+  t.same(readable, [], 'none of the data dir, the other workspace, /work, /root is visible');
+});
+
+t.test('expiry removes process and workspace; a restart kills what a dead Twinbox left', async (t) => {
+  const gh = await githubToDeployFrom(t);
+  await gh.createRepo({ owner: 'octocat', name: 'apps', files: app('node server.js') });
+  const dataDir = await tempDir(t);
+  const env = { TWINBOX_REAPER_INTERVAL_MS: '50' };
+  const tb = await deployingTwinbox(t, gh, env, dataDir);
+  const user = await createUser(tb);
+  const post = async () =>
+    (
+      await call(tb, {
+        method: 'POST',
+        url: '/sandboxes',
+        token: user.key,
+        payload: { repo: 'octocat/apps', branch: 'main' },
+      })
+    ).body.sandbox_id;
+  const [expiring, orphaned] = await Promise.all([post(), post()]);
+  for (const id of [expiring, orphaned]) t.equal((await settle(tb, user, id)).status, 'ready');
+  const expiringPid = tb.engine!.deployer.appPid(expiring)!;
+  await tb.store.sandboxes.update(expiring, (s) => ({
+    ...s,
+    expires_at: new Date(Date.now() - 1000).toISOString(),
+  }));
+  await until(async () => (await tb.store.sandboxes.get(expiring))?.status === 'expired', 'expiry');
+  await until(() => !groupAlive(expiringPid), 'the expired app to go');
+  await until(() => !existsSync(tb.engine!.deployer.workspaceOf(expiring)), 'the expired workspace to go');
+
+  // Twinbox "dies" without stopping its apps: the next start kills them and fails the sandbox.
+  const orphanPid = tb.engine!.deployer.appPid(orphaned)!;
+  tb.engine!.deployer.close = async () => {};
+  await tb.stop();
+  t.ok(groupAlive(orphanPid), 'the app outlived its Twinbox');
+  const again = await deployingTwinbox(t, gh, env, dataDir);
+  await until(() => !groupAlive(orphanPid), 'the orphan to be killed');
+  const after = await again.store.sandboxes.get(orphaned);
+  t.equal(after?.status, 'failed');
+  t.match(after?.error, /restarted/);
+  t.notOk(existsSync(again.engine!.deployer.workspaceOf(orphaned)), 'its workspace is gone');
 });
