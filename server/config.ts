@@ -34,6 +34,18 @@ export interface Config {
   sandboxIsolation: 'auto' | 'off';
   /** `local` deploys apps with the embedded engine; `none` leaves sandboxes queued (API-only tests). */
   deployEngine: 'local' | 'none';
+  /** SMTP server for mail (`smtp://user:pass@host:587`); unset: files in `<dataDir>/outbox/`. */
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  /** Requests per minute one client IP may make to the e-mail code endpoints. */
+  authIpLimitPerMinute: number;
+  /** OAuth app of the GitHub sign-in; the GitHub routes answer with an error redirect without it. */
+  githubClientId: string | undefined;
+  githubClientSecret: string | undefined;
+  /** Base URL of this server as browsers reach it (OAuth callback); default http://<publicHost>:<port>. */
+  publicUrl: string | undefined;
+  /** Base URL of the web app (/login, /integrations); default: publicUrl. */
+  webUrl: string | undefined;
 }
 
 const schema = Joi.object({
@@ -75,6 +87,13 @@ const schema = Joi.object({
     .default(1024 * 1024),
   TWINBOX_SANDBOX_ISOLATION: Joi.string().valid('auto', 'off').default('auto'),
   TWINBOX_DEPLOY_ENGINE: Joi.string().valid('local', 'none').default('local'),
+  SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }),
+  TWINBOX_MAIL_FROM: Joi.string().min(3).default('Twinbox <no-reply@twinbox.local>'),
+  TWINBOX_AUTH_IP_LIMIT: Joi.number().integer().min(1).max(100_000).default(30),
+  GITHUB_CLIENT_ID: Joi.string().min(1),
+  GITHUB_CLIENT_SECRET: Joi.string().min(1),
+  TWINBOX_PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  TWINBOX_WEB_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
 })
   // Only our own variables are validated; the rest of the environment is not ours to judge.
   .unknown(true);
@@ -118,5 +137,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     appLogBytes: v.TWINBOX_APP_LOG_BYTES,
     sandboxIsolation: v.TWINBOX_SANDBOX_ISOLATION,
     deployEngine: v.TWINBOX_DEPLOY_ENGINE,
+    smtpUrl: v.SMTP_URL,
+    mailFrom: v.TWINBOX_MAIL_FROM,
+    authIpLimitPerMinute: v.TWINBOX_AUTH_IP_LIMIT,
+    githubClientId: v.GITHUB_CLIENT_ID,
+    githubClientSecret: v.GITHUB_CLIENT_SECRET,
+    publicUrl: v.TWINBOX_PUBLIC_URL?.replace(/\/+$/, ''),
+    webUrl: v.TWINBOX_WEB_URL?.replace(/\/+$/, ''),
   };
 }

@@ -12,6 +12,10 @@ import { decorateErrorBody, validationFailAction } from './errors.ts';
 import { sandboxRoutes, type AppLogReader } from './sandboxes/routes.ts';
 import { metaRoutes } from './meta/routes.ts';
 import { adminRoutes } from './admin/routes.ts';
+import type { Identity } from './identity/index.ts';
+import { identityRoutes } from './identity/routes.ts';
+import { defineCookies } from './identity/cookies.ts';
+import { apiKeyRoutes } from './auth/api-key-routes.ts';
 
 export interface ServerDeps {
   port: number;
@@ -27,6 +31,11 @@ export interface ServerDeps {
   /** The deploy engine's logs behind GET /sandboxes/{id}/logs; without it that route answers empty. */
   appLogs?: AppLogReader;
   adminToken: string | undefined;
+  /** E-mail sign-up and sign-in, GitHub login and connect, web pages; absent: those routes are not mounted. */
+  identity?: Identity;
+  /** Session cookies get the Secure flag (the public URL is https). */
+  secureCookies?: boolean;
+  sessionTtlMinutes?: number;
   /** Check every response against its declared schema (tests); off in production for speed. */
   validateResponses: boolean;
 }
@@ -75,6 +84,17 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
     plugin: sandboxRoutes,
     options: { sandboxes: deps.sandboxes, appLogs: deps.appLogs },
   });
+  await server.register({ plugin: apiKeyRoutes, options: { apiKeys: deps.apiKeys } });
+  if (deps.identity) {
+    defineCookies(server, {
+      secure: deps.secureCookies ?? false,
+      sessionTtlMinutes: deps.sessionTtlMinutes ?? 1440,
+    });
+    await server.register({
+      plugin: identityRoutes,
+      options: { emailAuth: deps.identity.emailAuth, sessions: deps.sessions, store: deps.store },
+    });
+  }
   if (deps.adminToken) {
     await server.register({
       plugin: adminRoutes,

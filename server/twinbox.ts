@@ -8,6 +8,8 @@ import { lockDataDir, type DataDirLock } from './store/data-dir-lock.ts';
 import { ApiKeys } from './auth/api-keys.ts';
 import { Sessions } from './auth/sessions.ts';
 import { Accounts } from './identity/accounts.ts';
+import { createIdentity, type Identity } from './identity/index.ts';
+import type { Clock } from './identity/clock.ts';
 import { builtInCatalog, type TwinCatalog } from './twins/catalog.ts';
 import { ScenarioDirectory } from './scenarios/directory.ts';
 import { SandboxLifecycle } from './sandboxes/lifecycle.ts';
@@ -27,6 +29,8 @@ export interface TwinboxOptions {
   deployer?: Deployer;
   catalog?: TwinCatalog;
   validateResponses?: boolean;
+  /** Time source of identity flows (code expiry, rate limits, OAuth state); tests move it. */
+  clock?: Clock;
 }
 
 /** A whole Twinbox: its server and the parts behind it, so tests and main.ts can reach each one. */
@@ -38,6 +42,7 @@ export interface Twinbox {
   accounts: Accounts;
   apiKeys: ApiKeys;
   sessions: Sessions;
+  identity: Identity;
   lifecycle: SandboxLifecycle;
   /** The embedded deploy engine, unless a deployer was passed in or TWINBOX_DEPLOY_ENGINE=none. */
   engine: DeployEngine | undefined;
@@ -63,6 +68,14 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       secret: config.jwtSecret,
       dataDir: config.dataDir,
       ttlMinutes: config.sessionTtlMinutes,
+    });
+    const identity = await createIdentity({
+      config,
+      store,
+      accounts,
+      sessions,
+      logger,
+      clock: options.clock,
     });
     const catalog = options.catalog ?? builtInCatalog;
     // A deployer passed in (tests of the lifecycle) wins; otherwise the embedded engine unless turned off.
@@ -96,6 +109,9 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       sandboxes,
       adminToken: config.adminToken,
       appLogs: engine?.deployer.logs,
+      identity,
+      secureCookies: config.publicUrl?.startsWith('https:') ?? false,
+      sessionTtlMinutes: config.sessionTtlMinutes,
       validateResponses: options.validateResponses ?? config.env === 'test',
     });
     await reaper.start();
@@ -108,10 +124,24 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
         await server.stop({ timeout: 5000 });
         await lifecycle.stop();
         await engine?.close();
+        await identity.mail.close();
         await store.close();
         lock.release();
       })());
-    return { config, server, store, logger, accounts, apiKeys, sessions, lifecycle, engine, reaper, stop };
+    return {
+      config,
+      server,
+      store,
+      logger,
+      accounts,
+      apiKeys,
+      sessions,
+      identity,
+      lifecycle,
+      engine,
+      reaper,
+      stop,
+    };
   } catch (error) {
     lock.release();
     throw error;

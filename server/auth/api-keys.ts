@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.ts';
 import type { AccountRecord, ApiKeyRecord } from '../store/records.ts';
+import { forbidden } from '../errors.ts';
 import { displayPrefix, generateApiKey, hasValidChecksum, hashApiKey } from './api-key-format.ts';
 
 /** last_used_at is written at most this often per key, so a busy key does not write on every call. */
@@ -29,7 +30,15 @@ export class ApiKeys {
     private readonly onBackgroundError: (error: unknown) => void = () => {},
   ) {}
 
+  /** Refuses (403) an account whose e-mail is not verified: a pre-created account must hold nothing. */
   async issue(accountId: string, name = 'default'): Promise<IssuedApiKey> {
+    const account = await this.store.accounts.get(accountId);
+    if (account && account.email_verified === false) {
+      throw forbidden(
+        'Verify the e-mail address of this account before creating API keys.',
+        'email_unverified',
+      );
+    }
     const key = generateApiKey();
     const record: ApiKeyRecord = {
       id: `key_${randomBytes(12).toString('hex')}`,
@@ -51,7 +60,7 @@ export class ApiKeys {
     const record = await this.store.apiKeys.findOneBy('hash', hashApiKey(key));
     if (!record || record.revoked_at) return undefined;
     const account = await this.store.accounts.get(record.account_id);
-    if (!account) return undefined;
+    if (!account || account.email_verified === false) return undefined;
     this.touch(record, now);
     return account;
   }

@@ -18,6 +18,8 @@ declare module '@hapi/hapi' {
 
 /** The strategy every public route uses: an API key or a JWT session, as `Authorization: Bearer`. */
 export const BEARER = 'twinbox-bearer';
+/** Session (JWT) only: for routes that manage credentials, where an API key must not be enough. */
+export const SESSION = 'twinbox-session';
 /** The operator strategy: the `TWINBOX_ADMIN_TOKEN` as bearer. */
 export const ADMIN = 'twinbox-admin';
 
@@ -50,13 +52,34 @@ export const bearerAuth: Plugin<BearerOptions> = {
           if (!account) throw unauthorized('Invalid API key: it is unknown, revoked or mistyped.');
           return h.authenticated({ credentials: { user: { account, tokenType: 'api_key' } } });
         }
-        const claims = await sessions.verify(token);
-        const account = claims && (await store.accounts.get(claims.accountId));
-        if (!account) throw unauthorized('Invalid or expired session token.');
+        const account = await sessionAccount(token);
         return h.authenticated({ credentials: { user: { account, tokenType: 'session' } } });
       },
     }));
     server.auth.strategy(BEARER, BEARER);
+
+    server.auth.scheme(SESSION, () => ({
+      async authenticate(request: Request, h: ResponseToolkit) {
+        const token = bearerToken(request);
+        if (looksLikeApiKey(token)) {
+          throw unauthorized(
+            'This endpoint needs a session token (JWT) from sign-in; API keys are not accepted.',
+          );
+        }
+        const account = await sessionAccount(token);
+        return h.authenticated({ credentials: { user: { account, tokenType: 'session' } } });
+      },
+    }));
+    server.auth.strategy(SESSION, SESSION);
+
+    /** An unverified account can hold no session, whoever minted the token. */
+    async function sessionAccount(token: string): Promise<AccountRecord> {
+      const claims = await sessions.verify(token);
+      const account = claims && (await store.accounts.get(claims.accountId));
+      if (!account || account.email_verified === false)
+        throw unauthorized('Invalid or expired session token.');
+      return account;
+    }
 
     if (adminToken) {
       const expected = digest(adminToken);

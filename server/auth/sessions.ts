@@ -60,7 +60,8 @@ export class Sessions {
   }
 }
 
-async function loadOrCreateSecret(path: string): Promise<string> {
+/** A secret kept in `path` (mode 0600), made on first use, so it survives restarts. */
+export async function loadOrCreateSecret(path: string): Promise<string> {
   try {
     return (await readFile(path, 'utf8')).trim();
   } catch (error) {

@@ -5,6 +5,7 @@ import type {
   IdentityRecord,
   SandboxRecord,
   ScenarioRecord,
+  VerificationCodeRecord,
 } from './records.ts';
 import type { Store } from './store.ts';
 import { LowdbCollection } from './lowdb-collection.ts';
@@ -12,7 +13,7 @@ import { LowdbCollection } from './lowdb-collection.ts';
 /** Opens the embedded store under `<dataDir>/store/`, one folder per collection. */
 export async function openLowdbStore(dataDir: string): Promise<Store> {
   const root = join(dataDir, 'store');
-  const [accounts, apiKeys, identities, scenarios, sandboxes] = await Promise.all([
+  const [accounts, apiKeys, identities, scenarios, sandboxes, verificationCodes] = await Promise.all([
     LowdbCollection.open<AccountRecord>('accounts', join(root, 'accounts'), { unique: ['email'] }),
     LowdbCollection.open<ApiKeyRecord>('api_keys', join(root, 'api_keys'), {
       unique: ['hash'],
@@ -26,6 +27,7 @@ export async function openLowdbStore(dataDir: string): Promise<Store> {
     LowdbCollection.open<SandboxRecord>('sandboxes', join(root, 'sandboxes'), {
       indexed: ['owner_id', 'status'],
     }),
+    LowdbCollection.open<VerificationCodeRecord>('verification_codes', join(root, 'verification_codes')),
   ]);
   return {
     accounts,
@@ -33,9 +35,12 @@ export async function openLowdbStore(dataDir: string): Promise<Store> {
     identities,
     scenarios,
     sandboxes,
+    verificationCodes,
     // Writes are durable when they resolve; closing only waits for those still in flight.
     close: async () => {
-      await Promise.all([accounts, apiKeys, identities, scenarios, sandboxes].map((c) => c.flush()));
+      await Promise.all(
+        [accounts, apiKeys, identities, scenarios, sandboxes, verificationCodes].map((c) => c.flush()),
+      );
     },
   };
 }

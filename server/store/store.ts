@@ -4,6 +4,7 @@ import type {
   IdentityRecord,
   SandboxRecord,
   ScenarioRecord,
+  VerificationCodeRecord,
 } from './records.ts';
 
 /**
@@ -34,6 +35,7 @@ export interface Store {
   identities: Collection<IdentityRecord>;
   scenarios: Collection<ScenarioRecord>;
   sandboxes: Collection<SandboxRecord>;
+  verificationCodes: Collection<VerificationCodeRecord>;
   close(): Promise<void>;
 }
 
