@@ -1,0 +1,439 @@
+/**
+ * Scenario presets shipped with Twinbox: named seed documents for the catalog twins, each with the counts
+ * it promises. Every seed here passes its twin's validateSeed, and test/scenarios/presets.test.ts starts
+ * each preset and checks every promised count with the vendor's official SDK, before and after a reset.
+ * Seed shapes: docs/twins.md, "Seeds".
+ */
+
+export interface ScenarioPreset {
+  id: string;
+  name: string;
+  description: string;
+  /** Catalog twin names the preset starts. */
+  twins: string[];
+  /** Seed document per twin name. */
+  seed: Record<string, unknown>;
+  /**
+   * What the twins hold right after start (and after every reset), per twin. Counts are of objects the
+   * seed creates, as the vendor API lists them. Keys:
+   * - github: `repos`, `open_pulls`, `closed_pulls`, `open_issues`, `closed_issues` (issues only, not
+   *   pull requests), `labels`, `issue_comments` (on issues), `pull_comments` (conversation comments on
+   *   pull requests), `review_comments` (comments on a pull request's diff).
+   * - stripe: `customers`, `declining_customers` (customers whose default payment method is declined when
+   *   a PaymentIntent is confirmed with it), `products`, `prices`, `payment_intents`.
+   * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
+   *   `#random` and the bot user; those count only when the seed names them).
+   */
+  promises: Record<string, Record<string, number>>;
+}
+
+const SAAS_PRODUCTS = [
+  {
+    id: 'prod_starter',
+    name: 'Starter',
+    description: 'For individuals and small projects',
+    prices: [
+      { id: 'price_starter_monthly', unit_amount: 900, currency: 'usd', recurring: { interval: 'month' } },
+      { id: 'price_starter_yearly', unit_amount: 9000, currency: 'usd', recurring: { interval: 'year' } },
+    ],
+  },
+  {
+    id: 'prod_pro',
+    name: 'Pro',
+    description: 'For growing teams',
+    prices: [
+      { id: 'price_pro_monthly', unit_amount: 2900, currency: 'usd', recurring: { interval: 'month' } },
+      { id: 'price_pro_yearly', unit_amount: 29000, currency: 'usd', recurring: { interval: 'year' } },
+    ],
+  },
+];
+
+const DECLINES: Array<[card: string, name: string]> = [
+  ['pm_card_chargeDeclined', 'Generic Decline'],
+  ['pm_card_chargeDeclinedInsufficientFunds', 'Insufficient Funds'],
+  ['pm_card_chargeDeclinedLostCard', 'Lost Card'],
+  ['pm_card_chargeDeclinedStolenCard', 'Stolen Card'],
+  ['pm_card_chargeDeclinedExpiredCard', 'Expired Card'],
+  ['pm_card_chargeDeclinedIncorrectCvc', 'Incorrect Cvc'],
+  ['pm_card_chargeDeclinedProcessingError', 'Processing Error'],
+];
+
+export const PRESETS: readonly ScenarioPreset[] = [
+  {
+    id: 'preset_saas_billing',
+    name: 'SaaS billing account',
+    description:
+      'A Stripe account with two subscription products (monthly and yearly prices) and three customers: two with a working Visa card and one whose card is declined.',
+    twins: ['stripe'],
+    seed: {
+      stripe: {
+        products: SAAS_PRODUCTS,
+        customers: [
+          {
+            id: 'cus_ada',
+            email: 'ada@example.com',
+            name: 'Ada Lovelace',
+            metadata: { plan: 'pro' },
+            payment_method: 'pm_card_visa',
+            payment_intents: [{ amount: 2900, currency: 'usd', status: 'succeeded' }],
+          },
+          {
+            id: 'cus_grace',
+            email: 'grace@example.com',
+            name: 'Grace Hopper',
+            metadata: { plan: 'starter' },
+            payment_method: 'pm_card_mastercard',
+          },
+          {
+            id: 'cus_declining',
+            email: 'decline@example.com',
+            name: 'Dee Klein',
+            metadata: { plan: 'pro' },
+            payment_method: 'pm_card_chargeDeclined',
+            payment_intents: [{ amount: 2900, currency: 'usd', status: 'requires_payment_method' }],
+          },
+        ],
+      },
+    },
+    promises: {
+      stripe: { customers: 3, declining_customers: 1, products: 2, prices: 4, payment_intents: 2 },
+    },
+  },
+  {
+    id: 'preset_checkout_declines',
+    name: 'Checkout with every decline type',
+    description:
+      'A one-product shop with one customer per Stripe test decline (generic, insufficient funds, lost, stolen, expired, incorrect CVC, processing error) and one customer whose card succeeds.',
+    twins: ['stripe'],
+    seed: {
+      stripe: {
+        products: [
+          {
+            id: 'prod_tshirt',
+            name: 'Twinbox T-shirt',
+            prices: [{ id: 'price_tshirt', unit_amount: 2500, currency: 'usd' }],
+          },
+        ],
+        customers: [
+          { email: 'ok@example.com', name: 'Happy Path', payment_method: 'pm_card_visa' },
+          ...DECLINES.map(([card, name]) => ({
+            email: `${name.toLowerCase().replace(/ /g, '.')}@example.com`,
+            name,
+            metadata: { test_card: card },
+            payment_method: card,
+          })),
+        ],
+      },
+    },
+    promises: { stripe: { customers: 8, declining_customers: 7, products: 1, prices: 1 } },
+  },
+  {
+    id: 'preset_pull_request_review',
+    name: 'Repository with pull requests under review',
+    description:
+      'A GitHub repository with two open pull requests (each with a diff), conversation comments and review comments on the diff, and one closed pull request.',
+    twins: ['github'],
+    seed: {
+      github: {
+        users: [
+          { login: 'octocat', name: 'The Octocat', email: 'octocat@example.com' },
+          { login: 'hubot', name: 'Hubot', email: 'hubot@example.com' },
+          { login: 'monalisa', name: 'Mona Lisa', email: 'mona@example.com' },
+        ],
+        repos: [
+          {
+            owner: 'octocat',
+            name: 'webshop',
+            description: 'A small Node.js shop',
+            files: {
+              'package.json': '{\n  "name": "webshop",\n  "scripts": { "start": "node index.js" }\n}\n',
+              'index.js':
+                "import { createServer } from 'node:http';\ncreateServer((_, res) => res.end('ok')).listen(process.env.PORT ?? 3000);\n",
+              'src/cart.js': 'export const total = (items) => items.reduce((n, i) => n + i.price, 0);\n',
+            },
+            pulls: [
+              {
+                title: 'Add discount codes to the cart',
+                head: 'feature/discounts',
+                body: 'Adds `applyDiscount` and uses it in the total.\n\nCloses nothing yet.',
+                files: {
+                  'src/cart.js':
+                    'export const total = (items) => items.reduce((n, i) => n + i.price, 0);\nexport const applyDiscount = (amount, code) => (code === "TWIN10" ? Math.round(amount * 0.9) : amount);\n',
+                  'src/discounts.test.js': 'import { applyDiscount } from "./cart.js";\n',
+                },
+                comments: [
+                  { body: 'Thanks! Could you add a test for an unknown code?', user: 'hubot' },
+                  { body: 'Added in the next commit.' },
+                ],
+                review_comments: [
+                  {
+                    path: 'src/cart.js',
+                    line: 2,
+                    body: 'Hard-coding the code here will not scale; read it from config?',
+                    user: 'monalisa',
+                  },
+                  { path: 'src/discounts.test.js', body: 'This file has no assertions yet.', user: 'hubot' },
+                ],
+              },
+              {
+                title: 'Fix: empty cart total is NaN',
+                head: 'fix/empty-cart',
+                body: 'An empty cart should total 0.',
+                files: {
+                  'src/cart.js':
+                    'export const total = (items = []) => items.reduce((n, i) => n + i.price, 0);\n',
+                },
+                comments: [{ body: 'LGTM once CI passes.', user: 'monalisa' }],
+                review_comments: [
+                  { path: 'src/cart.js', line: 1, body: 'Nice default parameter.', user: 'hubot' },
+                ],
+              },
+              {
+                title: 'Experiment: rewrite in Deno',
+                head: 'experiment/deno',
+                state: 'closed',
+                files: { 'deno.json': '{}\n' },
+              },
+            ],
+          },
+        ],
+      },
+    },
+    promises: {
+      github: { repos: 1, open_pulls: 2, closed_pulls: 1, pull_comments: 3, review_comments: 3 },
+    },
+  },
+  {
+    id: 'preset_issue_triage',
+    name: 'Repository with issues to triage',
+    description:
+      'A GitHub repository with open and closed issues, labels (bug, enhancement, question) and discussion comments.',
+    twins: ['github'],
+    seed: {
+      github: {
+        users: [
+          { login: 'octocat', name: 'The Octocat', email: 'octocat@example.com' },
+          { login: 'reporter', name: 'Rita Porter', email: 'rita@example.com' },
+        ],
+        repos: [
+          {
+            owner: 'octocat',
+            name: 'tracker',
+            description: 'Issue tracker playground',
+            files: { 'README.md': '# tracker\n' },
+            issues: [
+              {
+                title: 'Login button does nothing on Safari',
+                body: 'Steps: open /login in Safari 17, click "Sign in". Nothing happens.',
+                labels: ['bug'],
+                comments: [
+                  { body: 'Same here on iOS.', user: 'reporter' },
+                  { body: 'Reproduced, looking into it.' },
+                ],
+              },
+              {
+                title: 'Dark mode',
+                body: 'Please add a dark theme.',
+                labels: ['enhancement'],
+                comments: [{ body: '+1', user: 'reporter' }],
+              },
+              {
+                title: 'How do I export my data?',
+                labels: ['question'],
+              },
+              {
+                title: 'Crash when the cart is empty',
+                body: 'TypeError: cannot read properties of undefined',
+                state: 'closed',
+                labels: ['bug'],
+                comments: [{ body: 'Fixed in 1.2.1.' }],
+              },
+              {
+                title: 'Support IE11',
+                state: 'closed',
+                labels: ['enhancement'],
+                comments: [{ body: 'Closing: IE11 is out of support.' }],
+              },
+            ],
+          },
+        ],
+      },
+    },
+    promises: {
+      github: { repos: 1, open_issues: 3, closed_issues: 2, labels: 3, issue_comments: 5 },
+    },
+  },
+  {
+    id: 'preset_team_workspace',
+    name: 'Team workspace',
+    description:
+      'A Slack workspace with four people, three channels (#general, #engineering, #design) and a short message history in each.',
+    twins: ['slack'],
+    seed: {
+      slack: {
+        team: { name: 'Acme', domain: 'acme' },
+        users: [
+          { name: 'ada', real_name: 'Ada Lovelace', email: 'ada@acme.example.com' },
+          { name: 'grace', real_name: 'Grace Hopper', email: 'grace@acme.example.com' },
+          { name: 'linus', real_name: 'Linus Torvalds', email: 'linus@acme.example.com' },
+          { name: 'margaret', real_name: 'Margaret Hamilton', email: 'margaret@acme.example.com' },
+        ],
+        channels: [
+          {
+            name: 'general',
+            topic: 'Company-wide announcements',
+            messages: [
+              { user: 'ada', text: 'Welcome to Acme, everyone!' },
+              { user: 'grace', text: 'All-hands is on Thursday at 10:00.' },
+            ],
+          },
+          {
+            name: 'engineering',
+            topic: 'Builds, deploys and code review',
+            members: ['ada', 'grace', 'linus'],
+            messages: [
+              { user: 'linus', text: 'main is green again.' },
+              { user: 'grace', text: 'Deploying v1.4.0 to staging.' },
+              { user: 'ada', text: 'Staging looks good, shipping to production.' },
+            ],
+          },
+          {
+            name: 'design',
+            topic: 'UI and brand',
+            members: ['margaret', 'ada'],
+            messages: [{ user: 'margaret', text: 'New logo drafts are in Figma.' }],
+          },
+        ],
+      },
+    },
+    promises: { slack: { users: 4, channels: 3, messages: 6 } },
+  },
+  {
+    id: 'preset_support_channel',
+    name: 'Customer support channel',
+    description:
+      'A Slack workspace with a private #support channel (two agents and the bot) holding open customer questions.',
+    twins: ['slack'],
+    seed: {
+      slack: {
+        team: { name: 'Helpdesk', domain: 'helpdesk' },
+        users: [
+          { name: 'sam', real_name: 'Sam Agent', email: 'sam@helpdesk.example.com' },
+          { name: 'alex', real_name: 'Alex Agent', email: 'alex@helpdesk.example.com' },
+          { name: 'casey', real_name: 'Casey Customer', email: 'casey@customer.example.com' },
+        ],
+        channels: [
+          {
+            name: 'support',
+            topic: 'Customer questions — reply in thread',
+            is_private: true,
+            members: ['sam', 'alex', 'casey'],
+            messages: [
+              { user: 'casey', text: 'Hi! I was charged twice for my March invoice.' },
+              { user: 'sam', text: 'Sorry about that, looking into it now.' },
+              { user: 'casey', text: 'Also, how do I change the card on file?' },
+              { user: 'alex', text: 'Settings → Billing → Payment method.' },
+              { user: 'casey', text: 'Still waiting on the refund for the double charge.' },
+            ],
+          },
+        ],
+      },
+    },
+    promises: { slack: { users: 3, channels: 1, messages: 5 } },
+  },
+  {
+    id: 'preset_saas_launch',
+    name: 'SaaS launch: code, billing and team chat',
+    description:
+      'All three twins: a GitHub repository with an open pull request under review and an open bug, a Stripe account with a subscription product and a customer whose card declines, and a Slack workspace with #deploys history.',
+    twins: ['github', 'stripe', 'slack'],
+    seed: {
+      github: {
+        users: [
+          { login: 'octocat', name: 'The Octocat', email: 'octocat@example.com' },
+          { login: 'hubot', name: 'Hubot', email: 'hubot@example.com' },
+        ],
+        repos: [
+          {
+            owner: 'octocat',
+            name: 'saas-app',
+            files: {
+              'package.json': '{\n  "name": "saas-app",\n  "scripts": { "start": "node server.js" }\n}\n',
+              'server.js':
+                "import { createServer } from 'node:http';\ncreateServer((_, res) => res.end('ok')).listen(process.env.PORT ?? 3000);\n",
+            },
+            issues: [
+              {
+                title: 'Checkout fails for declined cards with a 500',
+                labels: ['bug', 'billing'],
+                comments: [{ body: 'Should show "Your card was declined." instead.', user: 'hubot' }],
+              },
+            ],
+            pulls: [
+              {
+                title: 'Handle card declines at checkout',
+                head: 'fix/declines',
+                body: 'Catches StripeCardError and shows its message.',
+                files: {
+                  'checkout.js':
+                    'export async function checkout(stripe, customer) {\n  try {\n    return await stripe.paymentIntents.create({ amount: 2900, currency: "usd", customer, confirm: true });\n  } catch (e) {\n    return { error: e.message };\n  }\n}\n',
+                },
+                comments: [{ body: 'Can we log the decline_code too?', user: 'hubot' }],
+                review_comments: [
+                  { path: 'checkout.js', line: 5, body: 'Only catch StripeCardError here.', user: 'hubot' },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+      stripe: {
+        products: [SAAS_PRODUCTS[1]],
+        customers: [
+          {
+            id: 'cus_happy',
+            email: 'happy@example.com',
+            name: 'Happy Customer',
+            payment_method: 'pm_card_visa',
+          },
+          {
+            id: 'cus_declined',
+            email: 'declined@example.com',
+            name: 'Declined Customer',
+            payment_method: 'pm_card_chargeDeclinedInsufficientFunds',
+          },
+        ],
+      },
+      slack: {
+        team: { name: 'SaaS Inc', domain: 'saas' },
+        users: [
+          { name: 'ada', real_name: 'Ada Lovelace', email: 'ada@saas.example.com' },
+          { name: 'grace', real_name: 'Grace Hopper', email: 'grace@saas.example.com' },
+        ],
+        channels: [
+          {
+            name: 'deploys',
+            topic: 'Deploy notifications',
+            messages: [
+              { user: 'ada', text: 'Deployed main to production.' },
+              { user: 'grace', text: 'Checkout errors spiking after the deploy, investigating.' },
+            ],
+          },
+        ],
+      },
+    },
+    promises: {
+      github: {
+        repos: 1,
+        open_pulls: 1,
+        open_issues: 1,
+        labels: 2,
+        issue_comments: 1,
+        pull_comments: 1,
+        review_comments: 1,
+      },
+      stripe: { customers: 2, declining_customers: 1, products: 1, prices: 2 },
+      slack: { users: 2, channels: 1, messages: 2 },
+    },
+  },
+];
