@@ -1,0 +1,133 @@
+import { parseArgs } from 'node:util';
+import type { CreateSandboxRequest, SandboxStatus } from '../types.ts';
+import { InputError, parseEnv, parseList, parsePositiveMinutes, parseWholeMinutes } from '../parse.ts';
+import { authenticatedClient, print, printJson, type CliContext } from './context.ts';
+import { formatSandbox, formatSandboxList } from './format.ts';
+import { currentBranch, originRepository } from './git.ts';
+import { ProgressDisplay } from './progress.ts';
+
+const DEFAULT_TIMEOUT_MINUTES = '15';
+
+/** `twinbox create`: the Action's inputs as flags; repo and branch default to the current checkout. */
+export async function create(context: CliContext, args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      repo: { type: 'string' },
+      branch: { type: 'string' },
+      'pr-url': { type: 'string' },
+      twins: { type: 'string', multiple: true },
+      'scenario-id': { type: 'string' },
+      'scenario-prompt': { type: 'string' },
+      'ttl-minutes': { type: 'string' },
+      env: { type: 'string', multiple: true },
+      wait: { type: 'boolean', default: false },
+      'timeout-minutes': { type: 'string', default: DEFAULT_TIMEOUT_MINUTES },
+    },
+  });
+  const repo = values.repo ?? originRepository();
+  if (!repo)
+    throw new InputError(
+      'No repository: give --repo owner/name (or run inside a clone with an origin remote).',
+    );
+  const request: CreateSandboxRequest = { repo };
+  if (values.branch) request.branch = values.branch;
+  if (values['pr-url']) request.pr_url = values['pr-url'];
+  if (!request.branch && !request.pr_url) {
+    const branch = currentBranch();
+    if (!branch)
+      throw new InputError('No branch: give --branch or --pr-url (or run inside a clone on a branch).');
+    request.branch = branch;
+  }
+  const twins = parseList((values.twins ?? []).join(','));
+  if (twins.length) request.twins = twins;
+  if (values['scenario-id']) request.scenario_id = values['scenario-id'];
+  if (values['scenario-prompt']) request.scenario_prompt = values['scenario-prompt'];
+  if (values['ttl-minutes']) request.ttl_minutes = parseWholeMinutes('--ttl-minutes', values['ttl-minutes']);
+  const env = parseEnv(values.env ?? [], (n) => `--env number ${n}`);
+  if (Object.keys(env).length) request.env = env;
+  const timeoutMs = parsePositiveMinutes('--timeout-minutes', values['timeout-minutes']) * 60_000;
+
+  const { client } = await authenticatedClient(context);
+  let sandbox = await client.createSandbox(request);
+  if (values.wait && sandbox.status !== 'ready') {
+    if (!context.json)
+      context.stderr.write(`Created sandbox ${sandbox.sandbox_id}; waiting for it to be ready...\n`);
+    const progress = new ProgressDisplay(context.stderr);
+    try {
+      sandbox = await client.waitUntilReady(sandbox.sandbox_id, {
+        timeoutMs,
+        onProgress: (current, elapsed) => progress.update(current, elapsed),
+      });
+    } finally {
+      progress.done();
+    }
+  }
+  if (context.json) printJson(context, sandbox);
+  else print(context, formatSandbox(sandbox));
+}
+
+export async function get(context: CliContext, args: string[]): Promise<void> {
+  const id = onlyId(args, 'get');
+  const { client } = await authenticatedClient(context);
+  const sandbox = await client.getSandbox(id);
+  if (context.json) printJson(context, sandbox);
+  else print(context, formatSandbox(sandbox));
+}
+
+/** One page by default (with the cursor of the next); `--all` follows every cursor. */
+export async function list(context: CliContext, args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      repo: { type: 'string' },
+      status: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
+      all: { type: 'boolean', default: false },
+    },
+  });
+  if (values.limit !== undefined && !/^\d+$/.test(values.limit)) {
+    throw new InputError(`--limit must be a whole number, not "${values.limit}".`);
+  }
+  const query = {
+    repo: values.repo,
+    status: values.status as SandboxStatus | undefined,
+    limit: values.limit === undefined ? undefined : Number(values.limit),
+  };
+  const { client } = await authenticatedClient(context);
+  if (values.all) {
+    const sandboxes = [];
+    for await (const sandbox of client.allSandboxes(query)) sandboxes.push(sandbox);
+    if (context.json) printJson(context, { sandboxes, next_cursor: null });
+    else print(context, formatSandboxList(sandboxes));
+    return;
+  }
+  const page = await client.listSandboxes({ ...query, cursor: values.cursor });
+  if (context.json) return printJson(context, page);
+  print(context, formatSandboxList(page.sandboxes));
+  if (page.next_cursor) print(context, `More: twinbox list --cursor ${page.next_cursor}`);
+}
+
+/** The raw log text, as it came, so it can be piped to grep/less. */
+export async function logs(context: CliContext, args: string[]): Promise<void> {
+  const id = onlyId(args, 'logs');
+  const { client } = await authenticatedClient(context);
+  const text = await client.sandboxLogs(id);
+  if (context.json) printJson(context, { sandbox_id: id, logs: text });
+  else if (text) context.stdout.write(text);
+}
+
+export async function remove(context: CliContext, args: string[]): Promise<void> {
+  const id = onlyId(args, 'delete');
+  const { client } = await authenticatedClient(context);
+  const sandbox = await client.deleteSandbox(id);
+  if (context.json) printJson(context, sandbox);
+  else print(context, `Deleted sandbox ${sandbox.sandbox_id} (status: ${sandbox.status}).`);
+}
+
+function onlyId(args: string[], command: string): string {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 1) throw new InputError(`Usage: twinbox ${command} <sandbox-id>`);
+  return positionals[0]!;
+}
