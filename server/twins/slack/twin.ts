@@ -190,8 +190,10 @@ class SlackTwin implements TwinDriver {
     };
     const defaultAuthor = seed.users?.[0]?.name ?? this.seed.users?.[0]?.name;
     const total = (seed.channels ?? []).reduce((n, c) => n + (c.messages?.length ?? 0), 0);
-    // Seeded history is in the past and in order: one second apart, ending a minute ago.
-    let clock = Math.floor(Date.now() / 1000) - 60 - total;
+    // Seeded history is in order, one second apart, ending a minute ago, and after any existing message
+    // (so POST /seed appends to a channel's history).
+    const latest = Math.max(0, ...messages.all().map((m) => Math.floor(Number(m.ts)) + 1));
+    let clock = Math.max(Math.floor(Date.now() / 1000) - 60 - total, latest);
     let seq = 0;
     for (const [i, ch] of (seed.channels ?? []).entries()) {
       const channel = channels.all().find((c) => c.name === ch.name);
