@@ -1,4 +1,5 @@
 import type { Store } from '../store/store.ts';
+import { PRESETS, type ScenarioPreset } from './presets.ts';
 
 /** A scenario as the sandbox service sees it: which twins it seeds, and with what. */
 export interface Scenario {
@@ -8,12 +9,6 @@ export interface Scenario {
   seed: Record<string, unknown>;
 }
 
-/** A scenario shipped with Twinbox, with the counts it promises per twin. */
-export interface Preset extends Scenario {
-  description: string;
-  promises: Record<string, Record<string, number>>;
-}
-
 /**
  * Finds the scenarios a caller may use: the presets shipped with Twinbox and the caller's own saved
  * scenarios. Another account's scenario is treated as absent.
@@ -21,7 +16,7 @@ export interface Preset extends Scenario {
 export class ScenarioDirectory {
   constructor(
     private readonly store: Store,
-    readonly presets: readonly Preset[] = [],
+    readonly presets: readonly ScenarioPreset[] = PRESETS,
   ) {}
 
   async findVisible(accountId: string, id: string): Promise<Scenario | undefined> {

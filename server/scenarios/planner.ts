@@ -193,7 +193,12 @@ function planStripe(prompt: Prompt, notes: string[]): Record<string, unknown> | 
   if (chosenIntervals.length && productCount === 0) productCount = 1;
   if (priceCount && productCount === 0) productCount = 1;
 
+  // Words that only say what kind of business this is; they describe, they ask for nothing.
+  const context =
+    prompt.take(/ (?:saas|subscription business|online shop|store|billing account)\b/).length > 0;
   if (customerCount === 0 && productCount === 0) {
+    if (context)
+      notes.push('stripe: the prompt names a kind of business but no customers or products to create.');
     if (prompt.take(/ (stripe|payments?|billing|cards?)\b/).length) {
       notes.push(
         'stripe: the prompt mentions payments but says nothing to create (try "3 customers, one whose card declines").',
@@ -342,11 +347,12 @@ function planGitHub(prompt: Prompt, notes: string[]): Record<string, unknown> | 
 }
 
 function planSlack(prompt: Prompt, notes: string[]): Record<string, unknown> | undefined {
-  const channelNames: string[] = prompt.take(/ #([a-z0-9_-]{1,80})/).map((m) => m[1]!);
+  const channelNames: string[] = prompt.take(/ (?:(?:called|named) )?#([a-z0-9_-]{1,80})/).map((m) => m[1]!);
   let channelCount = 0;
   for (const match of prompt.take(new RegExp(String.raw` ${COUNT} (?:slack )?channels?\b`)))
     channelCount += countOf(match[1]);
-  const mentionsSlack = prompt.take(/ (?:slack|(?:team )?workspace|channels?)\b/).length > 0;
+  const mentionsSlack =
+    prompt.take(/ (?:slack|(?:team )?workspace|channels?|chatting|talking|posting)\b/).length > 0;
   let memberCount = 0;
   for (const match of prompt.take(
     new RegExp(String.raw` ${COUNT} (?:team )?(?:members?|people|teammates?|colleagues?)\b`),

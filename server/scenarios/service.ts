@@ -3,7 +3,8 @@ import type { Store } from '../store/store.ts';
 import type { AccountRecord, ScenarioRecord } from '../store/records.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
 import { badRequest, notFound } from '../errors.ts';
-import type { Preset, ScenarioDirectory } from './directory.ts';
+import type { ScenarioDirectory } from './directory.ts';
+import type { ScenarioPreset } from './presets.ts';
 import { planFromPrompt } from './planner.ts';
 import { validateSeedDocument } from './seeds.ts';
 
@@ -98,7 +99,7 @@ export class ScenarioService {
   }
 }
 
-function presetView(preset: Preset): ScenarioView {
+function presetView(preset: ScenarioPreset): ScenarioView {
   return {
     id: preset.id,
     kind: 'preset',

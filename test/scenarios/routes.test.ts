@@ -142,3 +142,32 @@ t.test('a sandbox with a prompt shows the seed it applies and what was not under
   t.equal(nonsense.body.seed, null);
   t.match(nonsense.body.seed_notes[0], /Nothing in the prompt could be interpreted/);
 });
+
+t.test('presets are listed for everyone, usable by id, and read-only', async (t) => {
+  const tb = await startTestTwinbox(t);
+  const user = await createUser(tb);
+  const list = (await call(tb, { url: '/scenarios', token: user.key })).body.scenarios;
+  const presets = list.filter((s: { kind: string }) => s.kind === 'preset');
+  t.ok(presets.length >= 6);
+  const billing = presets.find((s: { id: string }) => s.id === 'preset_saas_billing');
+  t.same(billing.twins, ['stripe']);
+  t.ok(billing.promises.stripe.customers > 0);
+  t.same((await call(tb, { url: '/scenarios/preset_saas_billing', token: user.key })).body, billing);
+
+  const sandbox = await createSandbox(tb, user.key, {
+    repo: 'a/b',
+    branch: 'm',
+    scenario_id: 'preset_saas_billing',
+  });
+  t.equal(sandbox.status, 201);
+  t.same(sandbox.body.seed, billing.seed);
+  t.same((await tb.store.sandboxes.get(sandbox.body.sandbox_id))?.twin_names, ['stripe']);
+
+  const removal = await call(tb, {
+    method: 'DELETE',
+    url: '/scenarios/preset_saas_billing',
+    token: user.key,
+  });
+  t.equal(removal.status, 400);
+  t.equal(removal.body.code, 'preset_read_only');
+});

@@ -1,0 +1,113 @@
+/** What the official SDKs show of a seeded twin, in the count vocabulary of presets.ts `promises`. */
+import { Octokit } from '@octokit/rest';
+import Stripe from 'stripe';
+import { WebClient } from '@slack/web-api';
+import type { TwinEntry } from '../../server/twins/instance.ts';
+import type { GitHubSeed } from '../../server/twins/github/seed.ts';
+
+export type Counts = Record<string, number>;
+
+/** What a GitHub client sees of the seeded repositories, in the promise vocabulary of presets.ts. */
+export async function githubCounts(entry: TwinEntry, seed: GitHubSeed, diffs: string[]): Promise<Counts> {
+  const octokit = new Octokit({ auth: entry.env_vars.GITHUB_TOKEN, baseUrl: entry.env_vars.GITHUB_API_URL });
+  const c: Counts = {
+    repos: 0,
+    open_pulls: 0,
+    closed_pulls: 0,
+    open_issues: 0,
+    closed_issues: 0,
+    labels: 0,
+    issue_comments: 0,
+    pull_comments: 0,
+    review_comments: 0,
+  };
+  for (const r of seed.repos ?? []) {
+    const repo = { owner: r.owner, repo: r.name };
+    await octokit.repos.get(repo);
+    c.repos!++;
+    const pulls = (await octokit.pulls.list({ ...repo, state: 'all', per_page: 100 })).data;
+    for (const pull of pulls) {
+      c[pull.state === 'open' ? 'open_pulls' : 'closed_pulls']!++;
+      const number = pull.number;
+      c.pull_comments! += (await octokit.issues.listComments({ ...repo, issue_number: number })).data.length;
+      c.review_comments! += (
+        await octokit.pulls.listReviewComments({ ...repo, pull_number: number })
+      ).data.length;
+      const files = (await octokit.pulls.listFiles({ ...repo, pull_number: number })).data;
+      if (files.length) diffs.push(`${r.name}#${number}:${files.map((f) => f.filename).join(',')}`);
+    }
+    const issues = (await octokit.issues.listForRepo({ ...repo, state: 'all', per_page: 100 })).data;
+    for (const issue of issues.filter((i) => !i.pull_request)) {
+      c[issue.state === 'open' ? 'open_issues' : 'closed_issues']!++;
+      c.issue_comments! += (
+        await octokit.issues.listComments({ ...repo, issue_number: issue.number })
+      ).data.length;
+    }
+    c.labels! += (await octokit.issues.listLabelsForRepo(repo)).data.length;
+  }
+  return c;
+}
+
+/** Counts, then confirms a PaymentIntent with each customer's default payment method (which adds intents). */
+export async function stripeCounts(entry: TwinEntry): Promise<Counts> {
+  const env = entry.env_vars;
+  const stripe = new Stripe(env.STRIPE_SECRET_KEY!, {
+    host: env.STRIPE_API_HOST,
+    port: Number(env.STRIPE_API_PORT),
+    protocol: env.STRIPE_API_PROTOCOL as 'http',
+    maxNetworkRetries: 0,
+  });
+  const customers = (await stripe.customers.list({ limit: 100 })).data;
+  const c: Counts = {
+    customers: customers.length,
+    products: (await stripe.products.list({ limit: 100 })).data.length,
+    prices: (await stripe.prices.list({ limit: 100 })).data.length,
+    payment_intents: (await stripe.paymentIntents.list({ limit: 100 })).data.length,
+    declining_customers: 0,
+  };
+  for (const customer of customers) {
+    const pm = customer.invoice_settings.default_payment_method;
+    if (typeof pm !== 'string') continue;
+    const attached = await stripe.customers.listPaymentMethods(customer.id);
+    if (!attached.data.some((p) => p.id === pm)) throw new Error(`${pm} is not attached to ${customer.id}`);
+    const result = await stripe.paymentIntents
+      .create({ amount: 1000, currency: 'usd', customer: customer.id, payment_method: pm, confirm: true })
+      .catch((e: unknown) => e);
+    if (result instanceof Stripe.errors.StripeCardError) c.declining_customers!++;
+    else if (result instanceof Error) throw result;
+  }
+  return c;
+}
+
+export async function slackCounts(entry: TwinEntry, seed: Record<string, any>): Promise<Counts> {
+  const client = new WebClient(entry.env_vars.SLACK_BOT_TOKEN, {
+    slackApiUrl: entry.env_vars.SLACK_API_URL,
+    retryConfig: { retries: 0 },
+  });
+  const userNames = new Set<string>((seed.users ?? []).map((u: { name: string }) => u.name));
+  const channelNames = new Set<string>((seed.channels ?? []).map((ch: { name: string }) => ch.name));
+  const users = (await client.users.list({})).members ?? [];
+  const channels = (
+    await client.conversations.list({ types: 'public_channel,private_channel', limit: 1000 })
+  ).channels!.filter((ch) => channelNames.has(ch.name!));
+  let messages = 0;
+  for (const ch of channels)
+    messages += (await client.conversations.history({ channel: ch.id! })).messages!.length;
+  return {
+    users: users.filter((u) => userNames.has(u.name!) && !u.deleted).length,
+    channels: channels.length,
+    messages,
+  };
+}
+
+/** The counts of one twin, measured with its SDK. */
+export function countsFor(
+  twin: string,
+  entry: TwinEntry,
+  seed: unknown,
+  diffs: string[] = [],
+): Promise<Counts> {
+  if (twin === 'github') return githubCounts(entry, seed as GitHubSeed, diffs);
+  if (twin === 'stripe') return stripeCounts(entry);
+  return slackCounts(entry, seed as Record<string, any>);
+}
