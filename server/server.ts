@@ -16,6 +16,7 @@ import type { Identity } from './identity/index.ts';
 import { identityRoutes } from './identity/routes.ts';
 import { defineCookies } from './identity/cookies.ts';
 import { apiKeyRoutes } from './auth/api-key-routes.ts';
+import { githubRoutes } from './identity/github/routes.ts';
 
 export interface ServerDeps {
   port: number;
@@ -93,6 +94,16 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
     await server.register({
       plugin: identityRoutes,
       options: { emailAuth: deps.identity.emailAuth, sessions: deps.sessions, store: deps.store },
+    });
+    const identity = deps.identity;
+    await server.register({
+      plugin: githubRoutes,
+      options: {
+        ...identity.github,
+        sessions: deps.sessions,
+        store: deps.store,
+        urls: () => identity.urls(Number(server.info.port)),
+      },
     });
   }
   if (deps.adminToken) {

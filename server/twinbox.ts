@@ -74,6 +74,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       store,
       accounts,
       sessions,
+      apiKeys,
       logger,
       clock: options.clock,
     });

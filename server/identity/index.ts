@@ -9,6 +9,11 @@ import type { Accounts } from './accounts.ts';
 import { VerificationCodes } from './codes.ts';
 import { EmailAuth } from './email-auth.ts';
 import { systemClock, type Clock } from './clock.ts';
+import type { ApiKeys } from '../auth/api-keys.ts';
+import { createHmac } from 'node:crypto';
+import { GitHubOAuthClient } from './github/client.ts';
+import { GitHubLinking } from './github/linking.ts';
+import { OAuthStates } from './github/state.ts';
 
 /** The identity parts Twinbox is built with (routes in routes.ts, github/, web/). */
 export interface Identity {
@@ -16,6 +21,14 @@ export interface Identity {
   codes: VerificationCodes;
   emailAuth: EmailAuth;
   clock: Clock;
+  github: {
+    /** Undefined until GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET are set. */
+    client: GitHubOAuthClient | undefined;
+    states: OAuthStates;
+    linking: GitHubLinking;
+  };
+  /** This server's browser-facing URL and the web app's, given the port it listens on. */
+  urls(port: number): { publicUrl: string; webUrl: string };
 }
 
 export async function createIdentity(options: {
@@ -23,10 +36,11 @@ export async function createIdentity(options: {
   store: Store;
   accounts: Accounts;
   sessions: Sessions;
+  apiKeys: ApiKeys;
   logger: Logger;
   clock?: Clock;
 }): Promise<Identity> {
-  const { config, store, accounts, sessions, logger } = options;
+  const { config, store, accounts, sessions, apiKeys, logger } = options;
   const clock = options.clock ?? systemClock;
   const mail = createMailTransport({
     smtpUrl: config.smtpUrl,
@@ -45,5 +59,24 @@ export async function createIdentity(options: {
     clock,
     ipLimitPerMinute: config.authIpLimitPerMinute,
   });
-  return { mail, codes, emailAuth, clock };
+  const client =
+    config.githubClientId && config.githubClientSecret
+      ? new GitHubOAuthClient({
+          clientId: config.githubClientId,
+          clientSecret: config.githubClientSecret,
+          oauthUrl: config.githubWebUrl,
+          apiUrl: config.githubApiUrl,
+        })
+      : undefined;
+  const stateKey = createHmac('sha256', codeKey).update('oauth-state').digest();
+  const github = {
+    client,
+    states: new OAuthStates(stateKey, clock),
+    linking: new GitHubLinking({ store, accounts, apiKeys, mail, logger }),
+  };
+  const urls = (port: number) => {
+    const publicUrl = config.publicUrl ?? `http://${config.publicHost}:${port}`;
+    return { publicUrl, webUrl: config.webUrl ?? publicUrl };
+  };
+  return { mail, codes, emailAuth, clock, github, urls };
 }

@@ -1,0 +1,122 @@
+import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
+import type { Sessions } from '../../auth/sessions.ts';
+import type { Store } from '../../store/store.ts';
+import { OAUTH_COOKIE, SESSION_COOKIE, cookieAccount } from '../cookies.ts';
+import { GitHubAuthError, type GitHubOAuthClient } from './client.ts';
+import type { GitHubLinking } from './linking.ts';
+import type { OAuthPurpose, OAuthStates } from './state.ts';
+
+export interface GitHubRoutesOptions {
+  /** Undefined when GITHUB_CLIENT_ID / GITHUB_CLIENT_SECRET are not set. */
+  client: GitHubOAuthClient | undefined;
+  states: OAuthStates;
+  linking: GitHubLinking;
+  sessions: Sessions;
+  store: Store;
+  /** This server's browser-facing base URL and the web app's, resolved once the port is known. */
+  urls: () => { publicUrl: string; webUrl: string };
+}
+
+/**
+ * GitHub sign-in (`/auth/github/login`) and connect (`/auth/github/connect`), both finishing at
+ * `/auth/github/callback`. Browser routes: every outcome is a redirect, errors to the web app's
+ * /login (login) or /integrations (connect) with `error` and `detail` in the query.
+ */
+export const githubRoutes: Plugin<GitHubRoutesOptions> = {
+  name: 'twinbox-github-auth',
+  register(server, { client, states, linking, sessions, store, urls }) {
+    const page = (path: string, query: Record<string, string>) => {
+      const url = new URL(path, `${urls().webUrl}/`);
+      for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+      return url.toString();
+    };
+    const errorPage = (purpose: OAuthPurpose) => (purpose === 'connect' ? '/integrations' : '/login');
+    const fail = (h: ResponseToolkit, purpose: OAuthPurpose, error: string, detail: string) =>
+      h.redirect(page(errorPage(purpose), { error, detail })).unstate(OAUTH_COOKIE);
+    const redirectUri = () => `${urls().publicUrl}/auth/github/callback`;
+
+    const start = (h: ResponseToolkit, purpose: OAuthPurpose, accountId?: string) => {
+      if (!client) {
+        return fail(h, purpose, 'github_not_configured', 'GitHub sign-in is not configured on this Twinbox.');
+      }
+      const { state, binding, codeChallenge } = states.start({ purpose, accountId });
+      return h
+        .redirect(client.authorizeUrl({ redirectUri: redirectUri(), state, codeChallenge }))
+        .state(OAUTH_COOKIE, binding)
+        .header('Cache-Control', 'no-store');
+    };
+
+    const options = { auth: false as const, tags: ['identity', 'browser'] };
+    server.route([
+      {
+        method: 'GET',
+        path: '/auth/github/login',
+        options: { ...options, description: 'Start signing in with GitHub (redirects to GitHub)' },
+        handler: (_request, h) => start(h, 'login'),
+      },
+      {
+        method: 'GET',
+        path: '/auth/github/connect',
+        options: {
+          ...options,
+          description: 'Connect GitHub to the signed-in account (session cookie; redirects to GitHub)',
+        },
+        async handler(request, h) {
+          const account = await cookieAccount(request, sessions, store);
+          if (!account) {
+            return h.redirect(
+              page('/login', { error: 'signin_required', detail: 'Sign in first, then connect GitHub.' }),
+            );
+          }
+          return start(h, 'connect', account.id);
+        },
+      },
+      {
+        method: 'GET',
+        path: '/auth/github/callback',
+        options: { ...options, description: 'GitHub redirects here after login or connect' },
+        async handler(request: Request, h) {
+          const query = request.query as Record<string, unknown>;
+          const binding = (request.state as Record<string, unknown> | null)?.[OAUTH_COOKIE];
+          const taken = states.take(query.state, binding);
+          if (!taken.ok) return fail(h, 'login', 'invalid_state', taken.reason);
+          const { purpose, accountId, codeVerifier } = taken.flow;
+          if (typeof query.error === 'string') {
+            const detail =
+              query.error === 'access_denied'
+                ? 'GitHub access was not granted, so nothing was changed.'
+                : 'GitHub did not complete the sign-in, so nothing was changed.';
+            return fail(
+              h,
+              purpose,
+              query.error === 'access_denied' ? 'access_denied' : 'github_error',
+              detail,
+            );
+          }
+          if (typeof query.code !== 'string' || query.code === '' || !client) {
+            return fail(h, purpose, 'github_error', 'GitHub did not send a sign-in code.');
+          }
+          let profile;
+          try {
+            profile = await client.profile(query.code, codeVerifier, redirectUri());
+          } catch (error) {
+            if (error instanceof GitHubAuthError) return fail(h, purpose, error.code, error.message);
+            throw error;
+          }
+          if (purpose === 'connect') {
+            const outcome = await linking.connect(accountId!, profile);
+            if (!outcome.ok) return fail(h, purpose, outcome.error, outcome.detail);
+            return h.redirect(page('/integrations', { connected: 'github' })).unstate(OAUTH_COOKIE);
+          }
+          const outcome = await linking.login(profile);
+          if (!outcome.ok) return fail(h, purpose, outcome.error, outcome.detail);
+          const token = await sessions.issue(outcome.account.id);
+          return h
+            .redirect(page('/integrations', { signed_in: 'github' }))
+            .unstate(OAUTH_COOKIE)
+            .state(SESSION_COOKIE, token);
+        },
+      },
+    ]);
+  },
+};
