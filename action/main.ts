@@ -88,6 +88,10 @@ function maskSandbox(sandbox: Sandbox): void {
     for (const value of Object.values(twin.env_vars)) maskValue(value);
 }
 
+const maskedValues = new Set<string>();
+
 function maskValue(value: string | undefined): void {
-  if (value?.trim()) core.setSecret(value);
+  if (!value?.trim() || maskedValues.has(value)) return;
+  maskedValues.add(value);
+  core.setSecret(value);
 }

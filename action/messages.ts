@@ -1,5 +1,5 @@
 import { SandboxWaitError, TwinboxApiError } from '../client/errors.ts';
-import { InputError } from './inputs.ts';
+import { InputError } from '../client/parse.ts';
 
 /** What to change in the workflow for each machine-readable error code the API answers with. */
 const FIXES: Record<string, string> = {
@@ -24,13 +24,19 @@ export function failureMessage(error: unknown, apiUrl: string): string {
         : error.reason === 'failed'
           ? 'Read the sandbox logs (`twinbox logs <id>`) for the whole build output.'
           : '';
-    return `${error.message}${hint ? ` ${hint.replace('<id>', error.sandbox.sandbox_id)}` : ''}`;
+    return sentences(error.message, hint.replace('<id>', error.sandbox.sandbox_id));
   }
   if (error instanceof TwinboxApiError) {
     const code = error.code ?? (error.status === 401 ? 'unauthorized' : undefined);
     const where = error.status ? `Twinbox (${apiUrl}) answered ${error.status}` : 'Twinbox request failed';
     const fix = code ? FIXES[code] : undefined;
-    return `${where}: ${error.detail}${fix ? ` ${fix}` : ''}`;
+    return sentences(`${where}: ${error.detail}`, fix);
   }
   return `Unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/** Texts from the API may or may not end in a full stop; the hint after them must read as a sentence. */
+function sentences(first: string, second: string | undefined): string {
+  if (!second) return first;
+  return `${first}${/[.!?]$/.test(first) ? '' : '.'} ${second}`;
 }

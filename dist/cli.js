@@ -502,8 +502,7 @@ function originRepository() {
   return match ? `${match[1]}/${match[2]}` : void 0;
 }
 function currentBranch() {
-  const branch = git(["rev-parse", "--abbrev-ref", "HEAD"]);
-  return branch === "HEAD" ? void 0 : branch;
+  return git(["symbolic-ref", "--quiet", "--short", "HEAD"]);
 }
 
 // client/cli/progress.ts

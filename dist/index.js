@@ -24847,15 +24847,19 @@ function failureMessage(error2, apiUrl) {
   if (error2 instanceof InputError) return error2.message;
   if (error2 instanceof SandboxWaitError) {
     const hint = error2.reason === "timeout" ? "Raise `timeout-minutes`, or read the sandbox logs (`twinbox logs <id>`) for a slow build." : error2.reason === "failed" ? "Read the sandbox logs (`twinbox logs <id>`) for the whole build output." : "";
-    return `${error2.message}${hint ? ` ${hint.replace("<id>", error2.sandbox.sandbox_id)}` : ""}`;
+    return sentences(error2.message, hint.replace("<id>", error2.sandbox.sandbox_id));
   }
   if (error2 instanceof TwinboxApiError) {
     const code = error2.code ?? (error2.status === 401 ? "unauthorized" : void 0);
     const where = error2.status ? `Twinbox (${apiUrl}) answered ${error2.status}` : "Twinbox request failed";
     const fix = code ? FIXES[code] : void 0;
-    return `${where}: ${error2.detail}${fix ? ` ${fix}` : ""}`;
+    return sentences(`${where}: ${error2.detail}`, fix);
   }
   return `Unexpected error: ${error2 instanceof Error ? error2.message : String(error2)}`;
+}
+function sentences(first, second) {
+  if (!second) return first;
+  return `${first}${/[.!?]$/.test(first) ? "" : "."} ${second}`;
 }
 
 // action/summary.ts
@@ -24954,8 +24958,11 @@ function maskSandbox(sandbox) {
   for (const twin of Object.values(sandbox.twins))
     for (const value of Object.values(twin.env_vars)) maskValue(value);
 }
+var maskedValues = /* @__PURE__ */ new Set();
 function maskValue(value) {
-  if (value?.trim()) setSecret(value);
+  if (!value?.trim() || maskedValues.has(value)) return;
+  maskedValues.add(value);
+  setSecret(value);
 }
 
 // action/index.ts

@@ -18,8 +18,7 @@ export function originRepository(): string | undefined {
   return match ? `${match[1]}/${match[2]}` : undefined;
 }
 
-/** The checked-out branch; undefined on a detached HEAD. */
+/** The checked-out branch (even before its first commit); undefined on a detached HEAD. */
 export function currentBranch(): string | undefined {
-  const branch = git(['rev-parse', '--abbrev-ref', 'HEAD']);
-  return branch === 'HEAD' ? undefined : branch;
+  return git(['symbolic-ref', '--quiet', '--short', 'HEAD']);
 }

@@ -1,0 +1,58 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { REPO_ROOT } from '../helpers/process.ts';
+import { tempDir } from '../helpers/twinbox.ts';
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliHome {
+  /** HOME and XDG_CONFIG_HOME of the runs: a fresh directory a test, so no real config is touched. */
+  home: string;
+  configFile: string;
+  env: Record<string, string>;
+}
+
+export async function cliHome(t: Test, env: Record<string, string> = {}): Promise<CliHome> {
+  const home = await tempDir(t, 'twinbox-cli-');
+  return {
+    home,
+    configFile: join(home, '.config', 'twinbox', 'config.json'),
+    env: { PATH: process.env.PATH ?? '', HOME: home, ...env },
+  };
+}
+
+/** Starts the committed `twinbox` bundle; the caller may talk to its stdin. */
+export function startCli(
+  home: CliHome,
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): { child: ChildProcessWithoutNullStreams; done: Promise<CliRun> } {
+  // Asynchronous on purpose: the Twinbox under test runs in this process and must keep answering.
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'dist/cli.js'), ...args], {
+    cwd: options.cwd ?? home.home,
+    env: { ...home.env, ...options.env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+  const done = new Promise<CliRun>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+export function runCli(
+  home: CliHome,
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; stdin?: string } = {},
+): Promise<CliRun> {
+  const { child, done } = startCli(home, args, options);
+  child.stdin.end(options.stdin ?? '');
+  return done;
+}
