@@ -1,7 +1,7 @@
 /** `npm run bench`: every benchmark of Twinbox's own, one after the other. */
 import { spawnSync } from 'node:child_process';
 
-const suites = ['bench/store/run.ts', 'bench/api/run.ts'];
+const suites = ['bench/store/run.ts', 'bench/api/run.ts', 'bench/twins/run.ts', 'bench/deploy/run.ts'];
 for (const suite of suites) {
   const result = spawnSync(process.execPath, ['--import', 'tsx', suite, ...process.argv.slice(2)], {
     stdio: 'inherit',
