@@ -17,6 +17,7 @@ import { identityRoutes } from './identity/routes.ts';
 import { defineCookies } from './identity/cookies.ts';
 import { apiKeyRoutes } from './auth/api-key-routes.ts';
 import { githubRoutes } from './identity/github/routes.ts';
+import { webRoutes } from './web/routes.ts';
 
 export interface ServerDeps {
   port: number;
@@ -100,6 +101,16 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
       plugin: githubRoutes,
       options: {
         ...identity.github,
+        sessions: deps.sessions,
+        store: deps.store,
+        urls: () => identity.urls(Number(server.info.port)),
+      },
+    });
+    await server.register({
+      plugin: webRoutes,
+      options: {
+        emailAuth: identity.emailAuth,
+        apiKeys: deps.apiKeys,
         sessions: deps.sessions,
         store: deps.store,
         urls: () => identity.urls(Number(server.info.port)),
