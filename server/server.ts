@@ -7,6 +7,8 @@ import type { Sessions } from './auth/sessions.ts';
 import type { Accounts } from './identity/accounts.ts';
 import type { TwinCatalog } from './twins/catalog.ts';
 import type { SandboxService } from './sandboxes/service.ts';
+import type { ScenarioService } from './scenarios/service.ts';
+import { scenarioRoutes } from './scenarios/routes.ts';
 import { BEARER, bearerAuth } from './auth/bearer.ts';
 import { decorateErrorBody, validationFailAction } from './errors.ts';
 import { sandboxRoutes, type AppLogReader } from './sandboxes/routes.ts';
@@ -30,6 +32,7 @@ export interface ServerDeps {
   accounts: Accounts;
   catalog: TwinCatalog;
   sandboxes: SandboxService;
+  scenarios: ScenarioService;
   /** The deploy engine's logs behind GET /sandboxes/{id}/logs; without it that route answers empty. */
   appLogs?: AppLogReader;
   adminToken: string | undefined;
@@ -86,6 +89,7 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
     plugin: sandboxRoutes,
     options: { sandboxes: deps.sandboxes, appLogs: deps.appLogs },
   });
+  await server.register({ plugin: scenarioRoutes, options: { scenarios: deps.scenarios } });
   await server.register({ plugin: apiKeyRoutes, options: { apiKeys: deps.apiKeys } });
   if (deps.identity) {
     defineCookies(server, {

@@ -12,6 +12,7 @@ import { createIdentity, type Identity } from './identity/index.ts';
 import type { Clock } from './identity/clock.ts';
 import { builtInCatalog, type TwinCatalog } from './twins/catalog.ts';
 import { ScenarioDirectory } from './scenarios/directory.ts';
+import { ScenarioService } from './scenarios/service.ts';
 import { SandboxLifecycle } from './sandboxes/lifecycle.ts';
 import { SandboxService } from './sandboxes/service.ts';
 import { TtlReaper } from './sandboxes/reaper.ts';
@@ -91,7 +92,9 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       config.deployConcurrency,
     );
     engine?.attach(lifecycle);
-    const sandboxes = new SandboxService(store, accounts, catalog, new ScenarioDirectory(store), lifecycle, {
+    const scenarioDirectory = new ScenarioDirectory(store);
+    const scenarios = new ScenarioService(store, catalog, scenarioDirectory);
+    const sandboxes = new SandboxService(store, accounts, catalog, scenarioDirectory, lifecycle, {
       production: config.env === 'production',
       freeTtlCapMinutes: config.freeTtlCapMinutes,
       githubWebHosts: [...new Set(['github.com', new URL(config.githubWebUrl).host.toLowerCase()])],
@@ -108,6 +111,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       accounts,
       catalog,
       sandboxes,
+      scenarios,
       adminToken: config.adminToken,
       appLogs: engine?.deployer.logs,
       identity,
