@@ -6,6 +6,7 @@ import type { Store } from '../store/store.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
 import { TwinHost } from '../twins/host.ts';
 import { probeIsolation } from './isolation.ts';
+import { EndedPages } from './ended-pages.ts';
 import { LocalDeployer } from './local-deployer.ts';
 import { GitHubSource } from './source.ts';
 
@@ -60,6 +61,7 @@ export async function createDeployEngine(deps: {
     buildTimeoutMs: config.deployBuildTimeoutMs,
     memoryBytes: config.appMemoryMb * 1024 * 1024,
     logBytes: config.appLogBytes,
+    endedPages: new EndedPages(config.endedPageMinutes * 60_000, logger),
   });
   await deployer.killLeftovers();
   return {

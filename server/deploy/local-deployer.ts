@@ -5,6 +5,7 @@ import type { Deployer, DeployResult } from '../sandboxes/deployer.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import type { StartTwinsOptions } from '../twins/host.ts';
 import { DependencyCache } from './dependency-cache.ts';
+import type { EndedPages } from './ended-pages.ts';
 import { waitForHttp } from './health.ts';
 import type { ExecSpec, Isolation } from './isolation.ts';
 import { SandboxLogs, type LogSink } from './logs.ts';
@@ -31,6 +32,8 @@ export interface LocalDeployerOptions {
   supportedTwin: (name: string) => boolean;
   /** Seed documents per twin for a sandbox (its scenario's), if any. */
   seedsFor?: (sandbox: SandboxRecord) => Promise<Record<string, unknown> | undefined>;
+  /** Serves the "this sandbox expired / was deleted" page at an ended sandbox's app URL. */
+  endedPages?: EndedPages;
   healthTimeoutMs: number;
   buildTimeoutMs: number;
   memoryBytes: number;
@@ -295,12 +298,14 @@ export class LocalDeployer implements Deployer {
   async teardown(sandbox: SandboxRecord): Promise<void> {
     await this.release(sandbox.id, { closeLog: true });
     this.timings.delete(sandbox.id);
+    await this.opts.endedPages?.open(sandbox);
   }
 
   /** Stops every app (Twinbox shutdown). Their sandboxes are failed on the next start (no resume). */
   async close(): Promise<void> {
     const ids = [...new Set([...this.apps.keys(), ...this.steps.keys()])];
     await Promise.all(ids.map((id) => this.release(id, { closeLog: true })));
+    await this.opts.endedPages?.close();
   }
 }
 

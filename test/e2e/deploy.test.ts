@@ -69,7 +69,13 @@ t.test('a branch deploys: ready only when the app answers, showing data from its
   t.notOk(groupAlive(pid), 'the process group is gone');
   t.notOk(existsSync(workspace), 'the workspace is gone');
   t.equal(tb.engine!.twinHost.get(sandbox.sandbox_id), undefined, 'the twins are stopped');
-  await t.rejects(fetch(sandbox.app_url), 'the app no longer answers');
+  // The app URL now answers with a clear page instead of a refused connection.
+  const ended = await fetch(sandbox.app_url);
+  t.equal(ended.status, 410, 'the app URL says the sandbox is gone');
+  const endedPage = await ended.text();
+  t.match(endedPage, /This sandbox was deleted/);
+  t.match(endedPage, sandbox.sandbox_id);
+  t.notMatch(endedPage, /ada@example.com|Hi twins/, 'nothing of the app is served any more');
 });
 
 /** Pids of processes whose environment holds `marker` (a value only one test's app has). */
@@ -279,6 +285,10 @@ t.test('expiry removes process and workspace; a restart kills what a dead Twinbo
   await until(async () => (await tb.store.sandboxes.get(expiring))?.status === 'expired', 'expiry');
   await until(() => !groupAlive(expiringPid), 'the expired app to go');
   await until(() => !existsSync(tb.engine!.deployer.workspaceOf(expiring)), 'the expired workspace to go');
+  const expiredApp = (await tb.store.sandboxes.get(expiring))!.app_url!;
+  const gone = await fetch(expiredApp);
+  t.equal(gone.status, 410);
+  t.match(await gone.text(), /This sandbox expired/);
 
   // Twinbox "dies" without stopping its apps: the next start kills them and fails the sandbox.
   const orphanPid = tb.engine!.deployer.appPid(orphaned)!;
