@@ -34,6 +34,8 @@ export interface Config {
   sandboxIsolation: 'auto' | 'off';
   /** `local` deploys apps with the embedded engine; `none` leaves sandboxes queued (API-only tests). */
   deployEngine: 'local' | 'none';
+  /** How long an ended sandbox's app URL answers with the "expired / deleted" page (0: not at all). */
+  endedPageMinutes: number;
   /** SMTP server for mail (`smtp://user:pass@host:587`); unset: files in `<dataDir>/outbox/`. */
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -46,6 +48,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** Base URL of the web app (/login, /integrations); default: publicUrl. */
   webUrl: string | undefined;
+  /** The GitHub App (app/): set when GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY and GITHUB_WEBHOOK_SECRET all are. */
+  githubApp: { appId: string; privateKey: string; webhookSecret: string } | undefined;
 }
 
 const schema = Joi.object({
@@ -87,6 +91,7 @@ const schema = Joi.object({
     .default(1024 * 1024),
   TWINBOX_SANDBOX_ISOLATION: Joi.string().valid('auto', 'off').default('auto'),
   TWINBOX_DEPLOY_ENGINE: Joi.string().valid('local', 'none').default('local'),
+  TWINBOX_ENDED_PAGE_MINUTES: Joi.number().integer().min(0).max(10_080).default(60),
   SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }),
   TWINBOX_MAIL_FROM: Joi.string().min(3).default('Twinbox <no-reply@twinbox.local>'),
   TWINBOX_AUTH_IP_LIMIT: Joi.number().integer().min(1).max(100_000).default(30),
@@ -94,7 +99,20 @@ const schema = Joi.object({
   GITHUB_CLIENT_SECRET: Joi.string().min(1),
   TWINBOX_PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   TWINBOX_WEB_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  GITHUB_APP_ID: Joi.string().pattern(/^\d+$/).messages({
+    'string.pattern.base': '"GITHUB_APP_ID" must be the numeric id of the GitHub App',
+  }),
+  GITHUB_APP_PRIVATE_KEY: Joi.string()
+    .pattern(/-----BEGIN [A-Z ]*PRIVATE KEY-----/)
+    .messages({
+      'string.pattern.base': '"GITHUB_APP_PRIVATE_KEY" must be the App\'s PEM private key',
+    }),
+  GITHUB_WEBHOOK_SECRET: Joi.string().min(16).messages({
+    'string.min': '"GITHUB_WEBHOOK_SECRET" must be at least 16 characters',
+  }),
 })
+  // The App is all or nothing: a half-configured one would accept webhooks it cannot act on.
+  .and('GITHUB_APP_ID', 'GITHUB_APP_PRIVATE_KEY', 'GITHUB_WEBHOOK_SECRET')
   // Only our own variables are validated; the rest of the environment is not ours to judge.
   .unknown(true);
 
@@ -137,6 +155,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     appLogBytes: v.TWINBOX_APP_LOG_BYTES,
     sandboxIsolation: v.TWINBOX_SANDBOX_ISOLATION,
     deployEngine: v.TWINBOX_DEPLOY_ENGINE,
+    endedPageMinutes: v.TWINBOX_ENDED_PAGE_MINUTES,
     smtpUrl: v.SMTP_URL,
     mailFrom: v.TWINBOX_MAIL_FROM,
     authIpLimitPerMinute: v.TWINBOX_AUTH_IP_LIMIT,
@@ -144,5 +163,13 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     githubClientSecret: v.GITHUB_CLIENT_SECRET,
     publicUrl: v.TWINBOX_PUBLIC_URL?.replace(/\/+$/, ''),
     webUrl: v.TWINBOX_WEB_URL?.replace(/\/+$/, ''),
+    githubApp: v.GITHUB_APP_ID
+      ? {
+          appId: v.GITHUB_APP_ID,
+          // Environments often carry a PEM on one line with literal "\n".
+          privateKey: String(v.GITHUB_APP_PRIVATE_KEY).replace(/\\n/g, '\n'),
+          webhookSecret: v.GITHUB_WEBHOOK_SECRET,
+        }
+      : undefined,
   };
 }
