@@ -23,6 +23,10 @@ export interface Sandbox {
   pr_url: string | null;
   scenario_id: string | null;
   ttl_minutes: number;
+  /** The seed applied to the twins, keyed by twin name (from `scenario_id` or `scenario_prompt`). */
+  seed: Record<string, unknown> | null;
+  /** What the prompt planner could not interpret; empty when everything was understood. */
+  seed_notes: string[];
   /** Bearer token for the twins' `admin_url`; a secret. */
   twin_admin_token: string;
   error: string | null;
