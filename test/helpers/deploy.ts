@@ -1,25 +1,8 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
 import type { Test } from 'tap';
 import { startGitHubTwin, type StandaloneGitHubTwin } from '../../server/twins/github/standalone.ts';
-import { REPO_ROOT } from './process.ts';
 import { call, startTestTwinbox, type TestTwinbox, type TestUser } from './twinbox.ts';
 
-/** Every file of an example app, as GitHub twin seed files. */
-export async function exampleFiles(name: string): Promise<Record<string, string>> {
-  const root = join(REPO_ROOT, 'examples', name);
-  const files: Record<string, string> = {};
-  const walk = async (dir: string) => {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      if (entry.name === 'node_modules') continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else files[relative(root, path)] = await readFile(path, 'utf8');
-    }
-  };
-  await walk(root);
-  return files;
-}
+export { exampleFiles } from '../../examples/files.ts';
 
 /** A GitHub twin to deploy from, closed when the test ends. */
 export async function githubToDeployFrom(t: Test): Promise<StandaloneGitHubTwin> {

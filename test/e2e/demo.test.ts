@@ -1,0 +1,44 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { REPO_ROOT } from '../helpers/process.ts';
+
+// The README's `npm run demo`: a whole deploy against the GitHub twin, seeded from a prompt.
+t.test('npm run demo deploys the zero-dep example and its page shows data from the twins', async (t) => {
+  const child = spawn('npm', ['run', 'demo', '--silent'], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(String(code ?? signal))),
+  );
+  t.teardown(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone, as it should be
+    }
+  });
+
+  const deadline = Date.now() + 90_000;
+  let appUrl: string | undefined;
+  while (!appUrl && Date.now() < deadline && child.exitCode === null) {
+    appUrl = /ready: the app is at (http:\/\/\S+)/.exec(output)?.[1];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  t.ok(appUrl, `the demo reached ready:\n${output}`);
+  const data = (await (await fetch(`${appUrl}/data.json`)).json()) as any;
+  t.equal(data.github.login, 'octocat', 'data from the GitHub twin');
+  t.equal(data.stripe.customers.length, 3, 'the three customers the prompt seeded, from the Stripe twin');
+  t.notMatch(output, /twinbox_sk_/, 'no API key on the terminal');
+
+  // Ctrl-C reaches npm and the demo alike (one process group); npm may report the signal itself.
+  process.kill(-child.pid!, 'SIGINT');
+  t.match(await exited, /^(0|SIGINT|130)$/, 'Ctrl-C stops it');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await t.rejects(fetch(`${appUrl}/data.json`), 'the app stopped with the demo');
+});
