@@ -20,6 +20,8 @@ import { defineCookies } from './identity/cookies.ts';
 import { apiKeyRoutes } from './auth/api-key-routes.ts';
 import { githubRoutes } from './identity/github/routes.ts';
 import { webRoutes } from './web/routes.ts';
+import type { GitHubApp } from '../app/index.ts';
+import { githubAppRoutes } from '../app/routes.ts';
 
 export interface ServerDeps {
   port: number;
@@ -41,6 +43,8 @@ export interface ServerDeps {
   /** Session cookies get the Secure flag (the public URL is https). */
   secureCookies?: boolean;
   sessionTtlMinutes?: number;
+  /** The GitHub App; present: `POST /github/webhooks` is mounted. */
+  githubApp?: GitHubApp;
   /** Check every response against its declared schema (tests); off in production for speed. */
   validateResponses: boolean;
 }
@@ -120,6 +124,9 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
         urls: () => identity.urls(Number(server.info.port)),
       },
     });
+  }
+  if (deps.githubApp) {
+    await server.register({ plugin: githubAppRoutes, options: { app: deps.githubApp, store: deps.store } });
   }
   if (deps.adminToken) {
     await server.register({

@@ -19,6 +19,7 @@ import { TtlReaper } from './sandboxes/reaper.ts';
 import type { Deployer } from './sandboxes/deployer.ts';
 import { createDeployEngine, type DeployEngine } from './deploy/index.ts';
 import { createServer } from './server.ts';
+import { createGitHubApp, type GitHubApp } from '../app/index.ts';
 import { createLogger } from './logger.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -47,6 +48,8 @@ export interface Twinbox {
   lifecycle: SandboxLifecycle;
   /** The embedded deploy engine, unless a deployer was passed in or TWINBOX_DEPLOY_ENGINE=none. */
   engine: DeployEngine | undefined;
+  /** The GitHub App (app/), when GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY and GITHUB_WEBHOOK_SECRET are set. */
+  githubApp: GitHubApp | undefined;
   reaper: TtlReaper;
   /** Stops the reaper, the deploy queue and the server, then releases the data directory. */
   stop(): Promise<void>;
@@ -100,6 +103,18 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       githubWebHosts: [...new Set(['github.com', new URL(config.githubWebUrl).host.toLowerCase()])],
     });
     const reaper = new TtlReaper(store, lifecycle, logger, config.reaperIntervalMs);
+    const githubApp = config.githubApp
+      ? await createGitHubApp({
+          ...config.githubApp,
+          apiUrl: config.githubApiUrl,
+          store,
+          sandboxes,
+          lifecycle,
+          logger,
+          publicUrl: () => identity.urls(Number(server.info.port)).publicUrl,
+          freeTtlCapMinutes: config.freeTtlCapMinutes,
+        })
+      : undefined;
     const server = await createServer({
       port: config.port,
       host: config.bindHost,
@@ -115,6 +130,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       adminToken: config.adminToken,
       appLogs: engine?.deployer.logs,
       identity,
+      githubApp,
       secureCookies: config.publicUrl?.startsWith('https:') ?? false,
       sessionTtlMinutes: config.sessionTtlMinutes,
       validateResponses: options.validateResponses ?? config.env === 'test',
@@ -127,6 +143,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       (stopping ??= (async () => {
         await reaper.stop();
         await server.stop({ timeout: 5000 });
+        await githubApp?.close();
         await lifecycle.stop();
         await engine?.close();
         await identity.mail.close();
@@ -144,6 +161,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       identity,
       lifecycle,
       engine,
+      githubApp,
       reaper,
       stop,
     };

@@ -49,6 +49,11 @@ const configSchema = Joi.object({
     /^[A-Za-z_][A-Za-z0-9_]*$/,
     Joi.alternatives(Joi.string(), Joi.number(), Joi.boolean()),
   ),
+  // Read by the GitHub App from the base branch (app/config.ts validates them); not the deploy's business.
+  scenario: Joi.any(),
+  ttl_minutes: Joi.any(),
+  branches: Joi.any(),
+  drafts: Joi.any(),
 }).unknown(false);
 
 interface ProfileConfig {

@@ -108,3 +108,52 @@ export interface SandboxRecord {
   expires_at: string;
   ended_at: string | null;
 }
+
+/** A GitHub App installation Twinbox has heard of (app/); its id is the installation's numeric id. */
+export interface GitHubInstallationRecord {
+  id: string;
+  github_account_id: number;
+  github_account_login: string;
+  /** `User` or `Organization`. */
+  github_account_type: string;
+  /** Numeric GitHub id of whoever installed the app (`sender` of `installation.created`); null when unknown. */
+  installer_github_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A pull request the GitHub App looks after: its sandbox, its Deployment and its one comment. */
+export interface GitHubPullRecord {
+  /** `<repository id>-<number>`. */
+  id: string;
+  repo: string;
+  number: number;
+  html_url: string;
+  installation_id: number;
+  head_sha: string;
+  head_ref: string;
+  /** The head is in another repository: deploys wait for `/twinbox deploy` from a writer. */
+  fork: boolean;
+  state: 'open' | 'closed';
+  /** The current sandbox (superseded ones are ended); null before the first or after a refusal. */
+  sandbox_id: string | null;
+  deployment_id: number | null;
+  /** The last deployment status posted for `deployment_id`. */
+  deployment_state: string | null;
+  comment_id: number | null;
+  /** The body last written, so an unchanged comment is not written again. */
+  comment_body: string | null;
+  /** Head commit a writer approved with `/twinbox deploy` (forks). */
+  approved_sha: string | null;
+  /** Why there is no sandbox (not connected, waiting for approval, config error, refused), shown in the comment. */
+  notice: { kind: string; text: string } | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A webhook delivery already accepted (X-GitHub-Delivery), so a repeated delivery does nothing. */
+export interface GitHubDeliveryRecord {
+  id: string;
+  event: string;
+  received_at: string;
+}

@@ -1,6 +1,9 @@
 import type {
   AccountRecord,
   ApiKeyRecord,
+  GitHubDeliveryRecord,
+  GitHubInstallationRecord,
+  GitHubPullRecord,
   IdentityRecord,
   SandboxRecord,
   ScenarioRecord,
@@ -36,6 +39,9 @@ export interface Store {
   scenarios: Collection<ScenarioRecord>;
   sandboxes: Collection<SandboxRecord>;
   verificationCodes: Collection<VerificationCodeRecord>;
+  githubInstallations: Collection<GitHubInstallationRecord>;
+  githubPulls: Collection<GitHubPullRecord>;
+  githubDeliveries: Collection<GitHubDeliveryRecord>;
   close(): Promise<void>;
 }
 

@@ -361,3 +361,58 @@ export async function refreshPullStats(
     deletions: files.reduce((n, f) => n + (f.deletions ?? 0), 0),
   });
 }
+
+/**
+ * After a push to `branch` of `owner/repo`: like GitHub, every open pull request whose head is that branch
+ * moves its head to `sha` and a `pull_request` `synchronize` event is sent (the engine does neither).
+ */
+export async function synchronizePulls(
+  engine: Engine,
+  call: EngineCall,
+  owner: string,
+  repo: string,
+  branch: string,
+  sha: string,
+): Promise<void> {
+  const repos = engine.store.collection('github.repos', ['owner_id', 'full_name']);
+  const headRepo = repos
+    .all()
+    .find((r) => String(r.full_name).toLowerCase() === `${owner}/${repo}`.toLowerCase());
+  if (!headRepo) return;
+  const prs = engine.store.collection('github.pull_requests', ['repo_id', 'number']);
+  const moved = prs
+    .all()
+    .filter(
+      (p) =>
+        p.state === 'open' && p.head_repo_id === headRepo.id && p.head_ref === branch && p.head_sha !== sha,
+    );
+  for (const p of moved) {
+    prs.update(p.id, { head_sha: sha });
+    const base = repos.get(p.repo_id as number);
+    if (!base) continue;
+    const [baseOwner, baseName] = String(base.full_name).split('/') as [string, string];
+    await refreshPullStats(engine, call, baseOwner, baseName, p.number as number);
+    const pull = await call(
+      baseOwner,
+      'GET',
+      `/repos/${base.full_name as string}/pulls/${p.number as number}`,
+    );
+    const repository = await call(baseOwner, 'GET', `/repos/${base.full_name as string}`);
+    const sender = await call(owner, 'GET', `/users/${encodeURIComponent(owner)}`);
+    void engine.webhooks.dispatch(
+      'pull_request',
+      'synchronize',
+      {
+        action: 'synchronize',
+        number: p.number,
+        before: p.head_sha,
+        after: sha,
+        pull_request: pull.data,
+        repository: repository.data,
+        sender: sender.data,
+      },
+      baseOwner,
+      baseName,
+    );
+  }
+}

@@ -10,7 +10,7 @@ import {
 import { json } from '../http.ts';
 import { randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
-import { handlePullFiles, refreshPullStats, registerExtensions } from './extensions.ts';
+import { handlePullFiles, refreshPullStats, registerExtensions, synchronizePulls } from './extensions.ts';
 import { handleOAuth } from './oauth.ts';
 import { applyIssuesAndPulls } from './issues-seed.ts';
 import { pushFiles, type EngineCall } from './repo-files.ts';
@@ -261,6 +261,14 @@ class GitHubTwin implements TwinDriver {
         this.call,
         value.owner,
         value as { owner: string; repo: string; files: Record<string, FileContent> },
+      );
+      await synchronizePulls(
+        this.engine,
+        this.call,
+        value.owner,
+        value.repo,
+        result.branch,
+        result.commit_sha,
       );
       return { status: 201, body: result };
     }

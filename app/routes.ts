@@ -1,0 +1,72 @@
+import type { Plugin } from '@hapi/hapi';
+import { apiError, badRequest } from '../server/errors.ts';
+import { UniqueViolationError, type Store } from '../server/store/store.ts';
+import type { GitHubApp } from './index.ts';
+
+/** GitHub sends at most 25 MB per delivery. */
+const MAX_DELIVERY_BYTES = 25 * 1024 * 1024;
+const DELIVERY_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+const header = (value: unknown): string | undefined =>
+  typeof value === 'string'
+    ? value
+    : Array.isArray(value) && typeof value[0] === 'string'
+      ? value[0]
+      : undefined;
+
+/**
+ * `POST /github/webhooks`: verifies X-Hub-Signature-256 over the raw body, records the delivery id (a
+ * repeated delivery is acknowledged and does nothing), queues the event and answers 202 at once. GitHub
+ * gives up on a delivery after 10 s, and a deploy takes longer than that.
+ */
+export const githubAppRoutes: Plugin<{ app: GitHubApp; store: Store }> = {
+  name: 'twinbox-github-app',
+  register(server, { app, store }) {
+    server.route({
+      method: 'POST',
+      path: '/github/webhooks',
+      options: {
+        auth: false,
+        description: 'GitHub App webhooks (signed with the App webhook secret)',
+        payload: { parse: false, output: 'data', maxBytes: MAX_DELIVERY_BYTES },
+      },
+      handler: async (request, h) => {
+        const raw = Buffer.isBuffer(request.payload) ? request.payload.toString('utf8') : '';
+        const signature = header(request.headers['x-hub-signature-256']);
+        if (!signature) {
+          throw apiError(
+            401,
+            'Missing X-Hub-Signature-256: webhooks must be signed with the App webhook secret.',
+            'invalid_signature',
+          );
+        }
+        if (!(await app.verify(raw, signature))) {
+          throw apiError(
+            401,
+            'X-Hub-Signature-256 does not match the body: wrong webhook secret, or the body was changed.',
+            'invalid_signature',
+          );
+        }
+        const event = header(request.headers['x-github-event']);
+        const delivery = header(request.headers['x-github-delivery']);
+        if (!event) throw badRequest('Missing X-GitHub-Event.');
+        if (!delivery || !DELIVERY_ID.test(delivery))
+          throw badRequest('Missing or malformed X-GitHub-Delivery.');
+        let payload: unknown;
+        try {
+          payload = JSON.parse(raw);
+        } catch {
+          throw badRequest('The webhook body is not JSON (set the content type to application/json).');
+        }
+        try {
+          await store.githubDeliveries.insert({ id: delivery, event, received_at: new Date().toISOString() });
+        } catch (error) {
+          if (!(error instanceof UniqueViolationError)) throw error;
+          return h.response({ status: 'duplicate', delivery }).code(200);
+        }
+        app.enqueue({ id: delivery, name: event, payload });
+        return h.response({ status: 'queued', delivery }).code(202);
+      },
+    });
+  },
+};
