@@ -55,17 +55,13 @@ async function measure(name: string, options: autocannon.Options): Promise<Row> 
   return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors };
 }
 
-const rows: Row[] = [];
-const bare = await start('bench/api/bare-http.ts');
-rows.push(await measure('node:http GET (baseline)', { url: `http://127.0.0.1:${bare.port}/sandboxes/x` }));
-bare.child.kill();
-
-const hapi = await start('bench/api/bare-hapi.ts');
-rows.push(await measure('bare hapi GET (baseline)', { url: `http://127.0.0.1:${hapi.port}/sandboxes/x` }));
-hapi.child.kill();
-
+// Twinbox first: its GET body is what the baselines answer too, so every row moves the same bytes.
 const dataDir = await mkdtemp(join(tmpdir(), 'twinbox-bench-'));
-const twinbox = await start('server/main.ts', { TWINBOX_DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+const twinbox = await start('server/main.ts', {
+  TWINBOX_DATA_DIR: dataDir,
+  LOG_LEVEL: 'warn',
+  TWINBOX_DEPLOY_ENGINE: 'none',
+});
 await new Promise((resolve) => setTimeout(resolve, 500));
 const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
 const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
@@ -76,6 +72,17 @@ const created = await fetch(`${base}/sandboxes`, {
   body: JSON.stringify({ repo: 'bench/app', branch: 'main' }),
 });
 const { sandbox_id } = (await created.json()) as { sandbox_id: string };
+const body = await (await fetch(`${base}/sandboxes/${sandbox_id}`, { headers })).text();
+
+const rows: Row[] = [];
+const bare = await start('bench/api/bare-http.ts', { BENCH_BODY: body });
+rows.push(await measure('node:http GET (baseline)', { url: `http://127.0.0.1:${bare.port}/sandboxes/x` }));
+bare.child.kill();
+
+const hapi = await start('bench/api/bare-hapi.ts', { BENCH_BODY: body });
+rows.push(await measure('bare hapi GET (baseline)', { url: `http://127.0.0.1:${hapi.port}/sandboxes/x` }));
+hapi.child.kill();
+
 rows.push(
   await measure('Twinbox GET /sandboxes/{id} (API key)', { url: `${base}/sandboxes/${sandbox_id}`, headers }),
 );
@@ -93,7 +100,7 @@ await rm(dataDir, { recursive: true, force: true });
 
 const hapiRps = rows[1]!.rps;
 console.log(
-  `\nAPI benchmark: ${duration}s per row, ${connections} connections, ${new Date().toISOString()}\n`,
+  `\nAPI benchmark: ${duration}s per row, ${connections} connections, ${body.length}-byte body in every row, ${new Date().toISOString()}\n`,
 );
 console.log('| server / route | req/s | p50 ms | p99 ms | errors | vs bare hapi |');
 console.log('|---|---:|---:|---:|---:|---:|');
