@@ -11,69 +11,32 @@ import type {
   VerificationCodeRecord,
 } from './records.ts';
 import type { Store } from './store.ts';
-import { LowdbCollection } from './lowdb-collection.ts';
+import { LowdbCollection, type CollectionOptions } from './lowdb-collection.ts';
 
 /** Opens the embedded store under `<dataDir>/store/`, one folder per collection. */
 export async function openLowdbStore(dataDir: string): Promise<Store> {
   const root = join(dataDir, 'store');
-  const [
-    accounts,
-    apiKeys,
-    identities,
-    scenarios,
-    sandboxes,
-    verificationCodes,
-    githubInstallations,
-    githubPulls,
-    githubDeliveries,
-  ] = await Promise.all([
-    LowdbCollection.open<AccountRecord>('accounts', join(root, 'accounts'), { unique: ['email'] }),
-    LowdbCollection.open<ApiKeyRecord>('api_keys', join(root, 'api_keys'), {
-      unique: ['hash'],
-      indexed: ['account_id'],
-    }),
-    LowdbCollection.open<IdentityRecord>('identities', join(root, 'identities'), {
+  const open = <T extends { id: string }>(name: string, options?: CollectionOptions<T>) =>
+    LowdbCollection.open<T>(name, join(root, name), options);
+  const collections = {
+    accounts: await open<AccountRecord>('accounts', { unique: ['email'] }),
+    apiKeys: await open<ApiKeyRecord>('api_keys', { unique: ['hash'], indexed: ['account_id'] }),
+    identities: await open<IdentityRecord>('identities', {
       unique: ['provider_key'],
       indexed: ['account_id'],
     }),
-    LowdbCollection.open<ScenarioRecord>('scenarios', join(root, 'scenarios'), { indexed: ['owner_id'] }),
-    LowdbCollection.open<SandboxRecord>('sandboxes', join(root, 'sandboxes'), {
-      indexed: ['owner_id', 'status'],
-    }),
-    LowdbCollection.open<VerificationCodeRecord>('verification_codes', join(root, 'verification_codes')),
-    LowdbCollection.open<GitHubInstallationRecord>(
-      'github_installations',
-      join(root, 'github_installations'),
-    ),
-    LowdbCollection.open<GitHubPullRecord>('github_pulls', join(root, 'github_pulls'), {
-      indexed: ['sandbox_id'],
-    }),
-    LowdbCollection.open<GitHubDeliveryRecord>('github_deliveries', join(root, 'github_deliveries')),
-  ]);
-  const all = [
-    accounts,
-    apiKeys,
-    identities,
-    scenarios,
-    sandboxes,
-    verificationCodes,
-    githubInstallations,
-    githubPulls,
-    githubDeliveries,
-  ];
+    scenarios: await open<ScenarioRecord>('scenarios', { indexed: ['owner_id'] }),
+    sandboxes: await open<SandboxRecord>('sandboxes', { indexed: ['owner_id', 'status'] }),
+    verificationCodes: await open<VerificationCodeRecord>('verification_codes'),
+    githubInstallations: await open<GitHubInstallationRecord>('github_installations'),
+    githubPulls: await open<GitHubPullRecord>('github_pulls', { indexed: ['sandbox_id'] }),
+    githubDeliveries: await open<GitHubDeliveryRecord>('github_deliveries'),
+  };
   return {
-    accounts,
-    apiKeys,
-    identities,
-    scenarios,
-    sandboxes,
-    verificationCodes,
-    githubInstallations,
-    githubPulls,
-    githubDeliveries,
+    ...collections,
     // Writes are durable when they resolve; closing only waits for those still in flight.
     close: async () => {
-      await Promise.all(all.map((c) => c.flush()));
+      await Promise.all(Object.values(collections).map((collection) => collection.flush()));
     },
   };
 }
