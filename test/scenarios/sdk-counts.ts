@@ -4,6 +4,7 @@ import Stripe from 'stripe';
 import { WebClient } from '@slack/web-api';
 import type { TwinEntry } from '../../server/twins/instance.ts';
 import type { GitHubSeed } from '../../server/twins/github/seed.ts';
+import { stripeClient } from '../twins/helpers.ts';
 
 export type Counts = Record<string, number>;
 
@@ -51,12 +52,7 @@ export async function githubCounts(entry: TwinEntry, seed: GitHubSeed, diffs: st
 /** Counts, then confirms a PaymentIntent with each customer's default payment method (which adds intents). */
 export async function stripeCounts(entry: TwinEntry): Promise<Counts> {
   const env = entry.env_vars;
-  const stripe = new Stripe(env.STRIPE_SECRET_KEY!, {
-    host: env.STRIPE_API_HOST,
-    port: Number(env.STRIPE_API_PORT),
-    protocol: env.STRIPE_API_PROTOCOL as 'http',
-    maxNetworkRetries: 0,
-  });
+  const stripe = stripeClient(env);
   const customers = (await stripe.customers.list({ limit: 100 })).data;
   const c: Counts = {
     customers: customers.length,

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import Stripe from 'stripe';
 import { TwinHost } from '../../server/twins/host.ts';
 
 export interface Teardown {
@@ -104,4 +105,17 @@ export async function statusOf(call: Promise<unknown>): Promise<number | undefin
       (error as { statusCode?: number }).statusCode
     );
   }
+}
+
+/**
+ * stripe-node pointed at a Stripe twin, as an app would point it with the twin's variables. No retries, so
+ * an injected fault reaches the test as it is.
+ */
+export function stripeClient(env: Record<string, string>): Stripe {
+  return new Stripe(env.STRIPE_SECRET_KEY!, {
+    host: env.STRIPE_API_HOST,
+    port: Number(env.STRIPE_API_PORT),
+    protocol: env.STRIPE_API_PROTOCOL as 'http',
+    maxNetworkRetries: 0,
+  });
 }

@@ -4,7 +4,7 @@ import Stripe from 'stripe';
 import { WebClient } from '@slack/web-api';
 import { TwinAdminClient, TwinAdminError } from '../../server/twins/admin-client.ts';
 import { TwinInputError } from '../../server/twins/driver.ts';
-import { tempHost, webhookReceiver, type Teardown } from './helpers.ts';
+import { stripeClient, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
 
 /** The 400 a bad seed gets from the admin API, with its `detail`. */
 async function seedError(admin: TwinAdminClient, doc: unknown): Promise<{ status: number; detail: string }> {
@@ -211,12 +211,7 @@ t.test('stripe seed: customers with a default payment method and payment intents
   const entry = (await host.start('sb', ['stripe'], { adminToken: 'admin', seeds: { stripe: seed } }))
     .stripe!;
   const env = entry.env_vars;
-  const stripe = new Stripe(env.STRIPE_SECRET_KEY!, {
-    host: env.STRIPE_API_HOST,
-    port: Number(env.STRIPE_API_PORT),
-    protocol: 'http',
-    maxNetworkRetries: 0,
-  });
+  const stripe = stripeClient(env);
   const admin = new TwinAdminClient(entry.admin_url, 'admin');
 
   const check = async (when: string) => {

@@ -1,18 +1,13 @@
 import t from 'tap';
 import Stripe from 'stripe';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { statusOf, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
+import { statusOf, stripeClient, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
 
 async function stripeTwin(t: Teardown, seeds: Record<string, unknown> = {}) {
   const { host } = await tempHost(t);
   const entry = (await host.start('sb', ['stripe'], { adminToken: 'admin', seeds })).stripe!;
   const env = entry.env_vars;
-  const stripe = new Stripe(env.STRIPE_SECRET_KEY!, {
-    host: env.STRIPE_API_HOST,
-    port: Number(env.STRIPE_API_PORT),
-    protocol: env.STRIPE_API_PROTOCOL as 'http',
-    maxNetworkRetries: 0,
-  });
+  const stripe = stripeClient(env);
   return { host, entry, env, stripe, admin: new TwinAdminClient(entry.admin_url, 'admin') };
 }
 
