@@ -21,6 +21,7 @@ import { createDeployEngine, type DeployEngine } from './deploy/index.ts';
 import { createServer } from './server.ts';
 import { createGitHubApp, type GitHubApp } from '../app/index.ts';
 import { createLogger } from './logger.ts';
+import { githubWebHosts } from './sandboxes/pull-request-url.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -100,7 +101,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
     const sandboxes = new SandboxService(store, accounts, catalog, scenarioDirectory, lifecycle, {
       production: config.env === 'production',
       freeTtlCapMinutes: config.freeTtlCapMinutes,
-      githubWebHosts: [...new Set(['github.com', new URL(config.githubWebUrl).host.toLowerCase()])],
+      githubWebHosts: githubWebHosts(config.githubWebUrl),
     });
     const reaper = new TtlReaper(store, lifecycle, logger, config.reaperIntervalMs);
     const githubApp = config.githubApp

@@ -9,6 +9,7 @@ import { probeIsolation } from './isolation.ts';
 import { EndedPages } from './ended-pages.ts';
 import { LocalDeployer } from './local-deployer.ts';
 import { GitHubSource } from './source.ts';
+import { githubWebHosts } from '../sandboxes/pull-request-url.ts';
 
 export { LocalDeployer } from './local-deployer.ts';
 
@@ -50,7 +51,7 @@ export async function createDeployEngine(deps: {
       apiUrl: config.githubApiUrl,
       // In production each owner's own GitHub connection is the credential, never a server-wide token.
       token: config.env === 'production' ? undefined : config.githubToken,
-      webHosts: [...new Set(['github.com', new URL(config.githubWebUrl).host.toLowerCase()])],
+      webHosts: githubWebHosts(config.githubWebUrl),
     }),
     isolation,
     logger,

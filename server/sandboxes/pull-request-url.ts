@@ -21,3 +21,8 @@ export function parsePullRequestUrl(text: string, allowedHosts: string[]): PullR
   if (!match) return undefined;
   return { repo: `${match[1]}/${match[2]}`, number: Number(match[3]) };
 }
+
+/** The hosts whose pull-request URLs we deploy from: github.com, and the configured GitHub's web host. */
+export function githubWebHosts(githubWebUrl: string): string[] {
+  return [...new Set(['github.com', new URL(githubWebUrl).host.toLowerCase()])];
+}
