@@ -25,7 +25,8 @@ export function deployingTwinbox(
       GITHUB_API_URL: gh.baseUrl,
       GITHUB_TOKEN: gh.token,
       GITHUB_OAUTH_URL: gh.baseUrl,
-      TWINBOX_HEALTH_TIMEOUT_MS: '8000',
+      // Generous: on a loaded 2-core machine an app can take seconds to bind; the timeout test sets its own.
+      TWINBOX_HEALTH_TIMEOUT_MS: '30000',
       ...env,
     },
     dataDir ? { dataDir } : {},
