@@ -50,6 +50,24 @@ export interface Config {
   webUrl: string | undefined;
   /** The GitHub App (app/): set when GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY and GITHUB_WEBHOOK_SECRET all are. */
   githubApp: { appId: string; privateKey: string; webhookSecret: string } | undefined;
+  /** Apps are served at `<sandbox-id>.<sandboxDomain>`, twins at `<sandbox-id>--<twin>.<sandboxDomain>`. */
+  sandboxDomain: string;
+  /** Caps on a repository's source, on both fetch paths: bytes unpacked and number of files. */
+  sourceMaxBytes: number;
+  sourceMaxFiles: number;
+  /** Largest request body a twin reads (after its credentials are checked). */
+  twinBodyBytes: number;
+  /** Per-sandbox limits (docs/security.md): processes, CPU in cores, /tmp and workspace in MiB. */
+  sandboxPids: number;
+  sandboxCpus: number;
+  sandboxTmpMb: number;
+  sandboxDiskMb: number;
+  /** The per-sandbox log file on disk is capped at this many bytes (older output is dropped). */
+  appLogFileBytes: number;
+  /** Sandboxes not yet ended that one account may hold, per plan. */
+  sandboxQuota: { free: number; pro: number };
+  /** `host:port` pairs an install step may reach (the package registry); nothing else leaves a sandbox. */
+  installEgress: Array<{ host: string; port: number }>;
 }
 
 const schema = Joi.object({
@@ -110,6 +128,34 @@ const schema = Joi.object({
   GITHUB_WEBHOOK_SECRET: Joi.string().min(16).messages({
     'string.min': '"GITHUB_WEBHOOK_SECRET" must be at least 16 characters',
   }),
+  TWINBOX_SANDBOX_DOMAIN: Joi.string().hostname().default('localhost'),
+  TWINBOX_SOURCE_MAX_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .default(512 * 1024 * 1024),
+  TWINBOX_SOURCE_MAX_FILES: Joi.number().integer().min(1).default(50_000),
+  TWINBOX_TWIN_BODY_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .max(256 * 1024 * 1024)
+    .default(1024 * 1024),
+  TWINBOX_SANDBOX_PIDS: Joi.number().integer().min(8).max(65_536).default(256),
+  TWINBOX_SANDBOX_CPUS: Joi.number().min(0.05).max(256).default(1),
+  TWINBOX_SANDBOX_TMP_MB: Joi.number().integer().min(1).max(1_048_576).default(256),
+  TWINBOX_SANDBOX_DISK_MB: Joi.number().integer().min(16).max(1_048_576).default(2048),
+  TWINBOX_APP_LOG_FILE_BYTES: Joi.number()
+    .integer()
+    .min(4096)
+    .default(16 * 1024 * 1024),
+  TWINBOX_SANDBOX_QUOTA_FREE: Joi.number().integer().min(1).max(100_000).default(3),
+  TWINBOX_SANDBOX_QUOTA_PRO: Joi.number().integer().min(1).max(100_000).default(50),
+  TWINBOX_INSTALL_EGRESS: Joi.string()
+    .allow('')
+    .pattern(/^\s*([A-Za-z0-9.-]+:\d{1,5}\s*(,\s*|$))*$/)
+    .default('registry.npmjs.org:443')
+    .messages({
+      'string.pattern.base': '"TWINBOX_INSTALL_EGRESS" must be a comma-separated list of host:port',
+    }),
 })
   // The App is all or nothing: a half-configured one would accept webhooks it cannot act on.
   .and('GITHUB_APP_ID', 'GITHUB_APP_PRIVATE_KEY', 'GITHUB_WEBHOOK_SECRET')
@@ -171,5 +217,28 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
           webhookSecret: v.GITHUB_WEBHOOK_SECRET,
         }
       : undefined,
+    sandboxDomain: String(v.TWINBOX_SANDBOX_DOMAIN).toLowerCase(),
+    sourceMaxBytes: v.TWINBOX_SOURCE_MAX_BYTES,
+    sourceMaxFiles: v.TWINBOX_SOURCE_MAX_FILES,
+    twinBodyBytes: v.TWINBOX_TWIN_BODY_BYTES,
+    sandboxPids: v.TWINBOX_SANDBOX_PIDS,
+    sandboxCpus: v.TWINBOX_SANDBOX_CPUS,
+    sandboxTmpMb: v.TWINBOX_SANDBOX_TMP_MB,
+    sandboxDiskMb: v.TWINBOX_SANDBOX_DISK_MB,
+    appLogFileBytes: v.TWINBOX_APP_LOG_FILE_BYTES,
+    sandboxQuota: { free: v.TWINBOX_SANDBOX_QUOTA_FREE, pro: v.TWINBOX_SANDBOX_QUOTA_PRO },
+    installEgress: parseHostPorts(v.TWINBOX_INSTALL_EGRESS),
   };
+}
+
+/** `a.example:443, b.example:80` -> [{host, port}]; the schema has checked the shape. */
+function parseHostPorts(text: string): Array<{ host: string; port: number }> {
+  return text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const at = part.lastIndexOf(':');
+      return { host: part.slice(0, at).toLowerCase(), port: Number(part.slice(at + 1)) };
+    });
 }
