@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { TwinFactory } from './driver.ts';
 import { TwinInputError } from './driver.ts';
 import { TwinInstance, type Logger, type TwinEntry } from './instance.ts';
@@ -7,6 +8,11 @@ import { twinFactories } from './registry.ts';
 import { sha256Hex } from './secrets.ts';
 
 export type { TwinEntry } from './instance.ts';
+
+/** Where a pod's twin `name` listens for the router. */
+export function twinSocketPath(socketDir: string, name: string): string {
+  return join(socketDir, `twin-${name}.sock`);
+}
 export { TwinInputError } from './driver.ts';
 
 export interface TwinHostOptions {
@@ -19,6 +25,8 @@ export interface TwinHostOptions {
   logger?: Logger;
   /** Twin implementations by name; defaults to every built-in twin. */
   factories?: ReadonlyMap<string, TwinFactory>;
+  /** Each instance also listens on `<socketDir>/twin-<name>.sock` (a sandbox pod hosts one sandbox). */
+  socketDir?: string;
 }
 
 export interface StartTwinsOptions {
@@ -94,6 +102,7 @@ export class TwinHost {
                 adminTokenHash,
                 seed: seeds.get(name),
                 logger: this.opts.logger,
+                socketPath: this.socketPath(name),
               });
               started.push(instance);
               running.set(name, instance);
@@ -109,6 +118,10 @@ export class TwinHost {
       this.opts.logger?.info({ sandbox_id: sandboxId, twins: unique }, 'twins started');
       return this.entries(running, unique);
     });
+  }
+
+  private socketPath(name: string): string | undefined {
+    return this.opts.socketDir ? twinSocketPath(this.opts.socketDir, name) : undefined;
   }
 
   private entries(running: Map<string, TwinInstance>, names?: string[]): Record<string, TwinEntry> {
@@ -158,6 +171,7 @@ export class TwinHost {
                 seed: record.seed,
                 saved: record.state,
                 logger: this.opts.logger,
+                socketPath: this.socketPath(record.twin),
               });
               running.set(record.twin, instance);
             } catch (error) {

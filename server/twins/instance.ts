@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_PREFIX, routeAdmin } from './admin.ts';
 import { TwinInputError, type TwinDriver, type TwinFactory } from './driver.ts';
@@ -33,6 +34,8 @@ export interface InstanceOptions {
   seed: unknown;
   saved?: unknown;
   logger?: Logger;
+  /** Also serve on this Unix socket: the router reaches a twin in a sandbox's network namespace this way. */
+  socketPath?: string;
 }
 
 const SAVE_DEBOUNCE_MS = 20;
@@ -47,6 +50,9 @@ export class TwinInstance {
   private closed = false;
   private port = 0;
   private baseUrl = '';
+
+  /** The Unix-socket twin of `server`, when `socketPath` was given. */
+  private socketServer: Server | undefined;
 
   private constructor(
     private readonly opts: InstanceOptions,
@@ -71,6 +77,16 @@ export class TwinInstance {
       throw error;
     }
     server.on('request', (req, res) => void instance.onRequest(req, res));
+    if (opts.socketPath) {
+      const socketServer = createServer((req, res) => void instance.onRequest(req, res));
+      socketServer.keepAliveTimeout = 5_000;
+      await rm(opts.socketPath, { force: true });
+      await new Promise<void>((resolve, reject) => {
+        socketServer.once('error', reject);
+        socketServer.listen(opts.socketPath, () => resolve());
+      });
+      instance.socketServer = socketServer;
+    }
     await instance.saveNow();
     return instance;
   }
@@ -92,7 +108,7 @@ export class TwinInstance {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.saveTimer);
-    await closeServer(this.server);
+    await Promise.all([closeServer(this.server), this.socketServer && closeServer(this.socketServer)]);
     await this.driver.webhooks.idle();
     await this.saveNow();
     await this.driver.close();
