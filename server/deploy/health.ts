@@ -1,9 +1,30 @@
+import { request } from 'node:http';
+
+/** Where an app answers: a URL, or a path behind a Unix socket (an app in its own network namespace). */
+export type HttpTarget = string | { socketPath: string; path: string };
+
+function statusOf(target: HttpTarget, timeoutMs: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const options =
+      typeof target === 'string'
+        ? { host: new URL(target).hostname, port: new URL(target).port, path: new URL(target).pathname }
+        : { socketPath: target.socketPath, path: target.path, headers: { host: 'localhost' } };
+    const req = request({ ...options, timeout: timeoutMs }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer within the attempt')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /**
- * Waits until `url` answers HTTP with a status below 500, polling. Rejects when `exited` settles first
+ * Waits until `target` answers HTTP with a status below 500, polling. Rejects when `exited` settles first
  * (the app died), when `timeoutMs` passes, or when `signal` aborts. The reason is in the Error's message.
  */
 export async function waitForHttp(
-  url: string,
+  target: HttpTarget,
   opts: { timeoutMs: number; exited: Promise<string>; signal?: AbortSignal; intervalMs?: number },
 ): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
@@ -16,15 +37,11 @@ export async function waitForHttp(
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new Error(`timed out (${lastProblem})`);
     try {
-      const response = await fetch(url, {
-        signal: AbortSignal.timeout(Math.min(2000, remaining)),
-        redirect: 'manual',
-      });
-      await response.body?.cancel();
-      if (response.status < 500) return;
-      lastProblem = `last answer: HTTP ${response.status}`;
+      const status = await statusOf(target, Math.min(2000, remaining));
+      if (status < 500 && status > 0) return;
+      lastProblem = `last answer: HTTP ${status}`;
     } catch (error) {
-      lastProblem = `last attempt: ${(error as Error).cause ? String((error as Error & { cause: Error }).cause.message ?? (error as Error).cause) : (error as Error).message}`;
+      lastProblem = `last attempt: ${(error as Error).message}`;
     }
     await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? 50));
   }

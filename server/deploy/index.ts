@@ -4,10 +4,11 @@ import type { Config } from '../config.ts';
 import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
 import type { Store } from '../store/store.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
-import { TwinHost } from '../twins/host.ts';
+import { helper } from './helpers.ts';
 import { probeIsolation } from './isolation.ts';
-import { EndedPages } from './ended-pages.ts';
-import { LocalDeployer } from './local-deployer.ts';
+import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
+import { NetworkNamespaces } from './netns.ts';
+import { PodManager } from './pods.ts';
 import { GitHubSource } from './source.ts';
 import { githubWebHosts } from '../sandboxes/pull-request-url.ts';
 
@@ -16,7 +17,6 @@ export { LocalDeployer } from './local-deployer.ts';
 /** The embedded deploy engine as the composition root sees it. */
 export interface DeployEngine {
   deployer: LocalDeployer;
-  twinHost: TwinHost;
   /** Points app crashes at the lifecycle (which needs the deployer first, hence not a constructor argument). */
   attach(lifecycle: SandboxLifecycle): void;
   /** Stops every app and twin instance (Twinbox shutdown). */
@@ -24,34 +24,54 @@ export interface DeployEngine {
 }
 
 /**
- * Builds the deploy engine on the embedded defaults: a TwinHost under `<dataDir>/twins`, source from the
- * GitHub API, apps as local process groups isolated with bubblewrap when it works here. Kills whatever a
- * previous run left running before anything is recovered.
+ * Builds the deploy engine on the embedded defaults: a pod per sandbox (its twins, out of Twinbox's
+ * process) in the sandbox's own network namespace when the host allows it, source from the GitHub API,
+ * apps as process groups confined by bubblewrap. Kills whatever a previous run left running before
+ * anything is recovered.
  */
 export async function createDeployEngine(deps: {
   config: Config;
   logger: Logger;
   catalog: TwinCatalog;
   store: Store;
+  /** Public URLs of apps and twins; read at deploy time (the port is known once Twinbox listens). */
+  urls: SandboxUrls;
 }): Promise<DeployEngine> {
-  const { config, logger, catalog, store } = deps;
-  const twinHost = new TwinHost({
-    dataDir: join(config.dataDir, 'twins'),
-    publicHost: config.publicHost,
+  const { config, logger, catalog } = deps;
+  const { isolation, warnings } = probeIsolation(config.sandboxIsolation, {
+    pids: config.sandboxPids,
+    cpus: config.sandboxCpus,
+    memoryBytes: config.appMemoryMb * 1024 * 1024,
+    tmpBytes: config.sandboxTmpMb * 1024 * 1024,
+  });
+  for (const warning of warnings) logger.warn(warning);
+  const namespaces = new NetworkNamespaces({
+    ip: helper('ip'),
+    nsenter: helper('nsenter'),
+    sh: helper('sh'),
+  });
+  const netnsProblem = config.sandboxIsolation === 'off' ? 'isolation is off' : await namespaces.probe();
+  if (netnsProblem)
+    logger.warn({ reason: netnsProblem }, 'sandboxes get no network namespace: apps can reach this machine');
+  const pods = new PodManager({
+    dataDir: config.dataDir,
+    isolation,
+    namespaces: netnsProblem ? undefined : namespaces,
+    installEgress: config.installEgress,
+    memoryBytes: config.appMemoryMb * 1024 * 1024,
     logger,
   });
-  const { isolation, warning } = probeIsolation(config.sandboxIsolation);
-  if (warning) logger.warn(warning);
-  else logger.info({ isolation: isolation.name }, 'deployed apps are isolated');
   const deployer = new LocalDeployer({
     dataDir: config.dataDir,
-    publicHost: config.publicHost,
-    twins: twinHost,
+    pods,
+    urls: deps.urls,
     source: new GitHubSource({
       apiUrl: config.githubApiUrl,
       // In production each owner's own GitHub connection is the credential, never a server-wide token.
       token: config.env === 'production' ? undefined : config.githubToken,
       webHosts: githubWebHosts(config.githubWebUrl),
+      maxBytes: config.sourceMaxBytes,
+      maxFiles: config.sourceMaxFiles,
     }),
     isolation,
     logger,
@@ -61,14 +81,20 @@ export async function createDeployEngine(deps: {
     healthTimeoutMs: config.deployHealthTimeoutMs,
     buildTimeoutMs: config.deployBuildTimeoutMs,
     memoryBytes: config.appMemoryMb * 1024 * 1024,
+    diskBytes: config.sandboxDiskMb * 1024 * 1024,
     logBytes: config.appLogBytes,
-    endedPages: new EndedPages(config.endedPageMinutes * 60_000, logger),
+    logFileBytes: config.appLogFileBytes,
   });
   await deployer.killLeftovers();
+  pods.warm();
   return {
     deployer,
-    twinHost,
     attach(lifecycle) {
+      deployer.onBlockedEgress = (id, blocked) => {
+        lifecycle
+          .recordBlockedEgress(id, blocked)
+          .catch((err: unknown) => logger.error({ err, sandbox_id: id }, 'could not record blocked egress'));
+      };
       deployer.onCrash = (id, error) => {
         lifecycle
           .markFailed(id, error)
@@ -77,7 +103,6 @@ export async function createDeployEngine(deps: {
     },
     async close() {
       await deployer.close();
-      await twinHost.close();
     },
   };
 }

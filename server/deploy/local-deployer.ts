@@ -1,30 +1,46 @@
-import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Deployer, DeployResult } from '../sandboxes/deployer.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
-import type { StartTwinsOptions } from '../twins/host.ts';
+import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
 import { DependencyCache } from './dependency-cache.ts';
 import type { EndedPages } from './ended-pages.ts';
 import { waitForHttp } from './health.ts';
 import type { ExecSpec, Isolation } from './isolation.ts';
 import { SandboxLogs, type LogSink } from './logs.ts';
+import {
+  DEPLOY_STEPS,
+  runPipeline,
+  type DeployContext,
+  type DeployRunner,
+  type StepTimings,
+} from './pipeline.ts';
+import type { Pod, PodManager } from './pods.ts';
 import { freePort } from './ports.ts';
 import { PidFiles, runStep, spawnGroup, type GroupProcess } from './processes.ts';
-import { ProfileError, readProfile, STATIC_SERVER_PATH, type RuntimeProfile } from './profile.ts';
 import type { SourceFetcher } from './source.ts';
-import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from './twin-plan.ts';
+import { createWorkspace, removeWorkspace, sweepWorkspaces } from './workspace.ts';
 
-/** The part of TwinHost the deployer uses. */
-export interface Twins {
-  start(sandboxId: string, names: string[], opts: StartTwinsOptions): Promise<Record<string, TwinEntry>>;
-  stop(sandboxId: string, opts?: { purge?: boolean }): Promise<void>;
+export type { StepTimings } from './pipeline.ts';
+
+/** Public URLs of a sandbox's app and twins (the router serves them). */
+export interface SandboxUrls {
+  appUrl(sandboxId: string): string;
+  twinUrl(sandboxId: string, twin: string): string;
+}
+
+/** A refused outbound call, summed per host and port. */
+export interface BlockedEgress {
+  host: string;
+  port: number;
+  count: number;
+  first_seen: string;
 }
 
 export interface LocalDeployerOptions {
   dataDir: string;
-  publicHost: string;
-  twins: Twins;
+  pods: PodManager;
+  urls: SandboxUrls;
   source: SourceFetcher;
   isolation: Isolation;
   logger: Logger;
@@ -32,51 +48,68 @@ export interface LocalDeployerOptions {
   supportedTwin: (name: string) => boolean;
   /** Seed documents per twin for a sandbox (its scenario's), if any. */
   seedsFor?: (sandbox: SandboxRecord) => Promise<Record<string, unknown> | undefined>;
-  /** Serves the "this sandbox expired / was deleted" page at an ended sandbox's app URL. */
+  /** Remembers ended sandboxes so their URL answers 410 with a clear page for a while. */
   endedPages?: EndedPages;
   healthTimeoutMs: number;
   buildTimeoutMs: number;
   memoryBytes: number;
+  /** Size cap of a sandbox's workspace. */
+  diskBytes: number;
   logBytes: number;
+  logFileBytes: number;
 }
 
-/** Milliseconds per deploy step, for logs and the benchmark. */
-export type StepTimings = Partial<
-  Record<'source' | 'twins' | 'profile' | 'install' | 'build' | 'start' | 'total', number>
->;
+/** What the vendors' real API hosts are called, for a blocked call's log line and PR comment. */
+const VENDOR_HOSTS: Array<[RegExp, string]> = [
+  [/(^|\.)stripe\.com$/, 'Stripe'],
+  [/(^|\.)github\.com$|(^|\.)githubusercontent\.com$/, 'GitHub'],
+  [/(^|\.)slack\.com$/, 'Slack'],
+];
 
-const PATH = '/usr/local/bin:/usr/bin:/bin';
-const STATIC_SERVER_SOURCE = new URL('./static-server.mjs', import.meta.url);
+export function vendorOf(host: string): string | undefined {
+  return VENDOR_HOSTS.find(([pattern]) => pattern.test(host))?.[1];
+}
 
 /**
- * The embedded deploy engine: per sandbox, twins, then source, profile, dependencies, build, and the app as
- * its own confined process group, up when it answers HTTP. Every failure tears down what the deploy started
- * and surfaces as an Error whose message is the sandbox's `error` text.
+ * The embedded deploy engine: the shared deploy steps (pipeline.ts) run with a pod per sandbox (its twins
+ * and, where the host allows, its own network namespace) and the app as a confined process group in that
+ * namespace. Every failure tears down what the deploy started and surfaces as an Error whose message is
+ * the sandbox's `error` text.
  */
 export class LocalDeployer implements Deployer {
   private readonly apps = new Map<string, GroupProcess>();
   /** Steps (install, build) in flight, so teardown can stop them too. */
   private readonly steps = new Map<string, GroupProcess>();
   private readonly tearingDown = new Set<string>();
+  private readonly pods = new Map<string, Pod>();
   readonly logs: SandboxLogs;
   readonly timings = new Map<string, StepTimings>();
   private readonly pids: PidFiles;
   private readonly deps: DependencyCache;
   /** Called when a ready app exits on its own; the composition root points it at the lifecycle. */
   onCrash: (sandboxId: string, error: string) => void = () => {};
+  /** Called when a sandbox's code tried to reach something it may not (docs/security.md). */
+  onBlockedEgress: (sandboxId: string, blocked: BlockedEgress[]) => void = () => {};
 
   constructor(private readonly opts: LocalDeployerOptions) {
-    this.logs = new SandboxLogs(join(opts.dataDir, 'logs'), opts.logBytes);
+    this.logs = new SandboxLogs(join(opts.dataDir, 'logs'), opts.logBytes, opts.logFileBytes);
     this.pids = new PidFiles(join(opts.dataDir, 'run'));
-    this.deps = new DependencyCache(
-      join(opts.dataDir, 'cache', 'node_modules'),
-      join(opts.dataDir, 'cache', 'npm'),
-    );
+    this.deps = new DependencyCache(join(opts.dataDir, 'cache', 'node_modules'), {
+      stagingBytes: opts.diskBytes,
+    });
   }
 
-  /** Kills process groups a previous run left behind (Twinbox crashed or was killed). Call before recover(). */
+  /** `none` when apps share the host's network and file system (development without isolation). */
+  get isolationLevel(): 'full' | 'none' {
+    return this.opts.isolation.name === 'bubblewrap' && this.opts.pods.network === 'own' ? 'full' : 'none';
+  }
+
+  /** Kills what a previous run left behind (Twinbox crashed or was killed). Call before recover(). */
   async killLeftovers(): Promise<string[]> {
     const found = await this.pids.killLeftovers();
+    await this.opts.isolation.killLeftovers();
+    await this.opts.pods.sweep();
+    await sweepWorkspaces(join(this.opts.dataDir, 'workspaces'));
     if (found.length)
       this.opts.logger.warn({ sandboxes: found }, 'killed app processes left by a previous run');
     return found;
@@ -91,156 +124,57 @@ export class LocalDeployer implements Deployer {
     return this.apps.get(sandboxId)?.pid;
   }
 
+  /** The pod of a live sandbox: the router reaches its app and twins through the pod's sockets. */
+  podOf(sandboxId: string): Pod | undefined {
+    return this.pods.get(sandboxId);
+  }
+
   async deploy(sandbox: SandboxRecord, signal: AbortSignal): Promise<DeployResult> {
     const log = await this.logs.open(sandbox.id);
     const timings: StepTimings = {};
     this.timings.set(sandbox.id, timings);
-    const began = Date.now();
-    const timed = async <T>(step: keyof StepTimings, work: () => Promise<T>): Promise<T> => {
-      const start = Date.now();
-      try {
-        return await work();
-      } finally {
-        timings[step] = Date.now() - start;
-        if (signal.aborted) throw new Error('deploy cancelled');
-      }
+    const ctx: DeployContext = {
+      sandbox,
+      signal,
+      log,
+      workspace: this.workspaceOf(sandbox.id),
+      logsHint: `(see GET /sandboxes/${sandbox.id}/logs)`,
+      seeds: {},
+      readOnly: [],
     };
-    const logsHint = `(see GET /sandboxes/${sandbox.id}/logs)`;
-    const workspace = this.workspaceOf(sandbox.id);
     try {
       log.note(`deploying ${sandbox.repo} ${sandbox.pr_url ?? `branch ${sandbox.branch}`}`);
-      const seeds = (await this.opts.seedsFor?.(sandbox)) ?? {};
-      const startTwins = (names: string[]) =>
-        timed('twins', () =>
-          this.opts.twins.start(sandbox.id, names, { adminToken: sandbox.twin_admin_token, seeds }),
-        );
-      // Twins asked for by name do not depend on the source: start them while it downloads.
-      const early = sandbox.twin_names.length ? startTwins(sandbox.twin_names) : undefined;
-      early?.catch(() => {});
-
-      await timed('source', async () => {
-        const source = await this.opts.source.resolve(sandbox, signal);
-        log.note(`source: ${source.describe} at ${source.sha}`);
-        await rm(workspace, { recursive: true, force: true });
-        await mkdir(workspace, { recursive: true, mode: 0o700 });
-        const files = await this.opts.source.fetch(source, workspace, signal);
-        log.note(`source: ${files} files`);
-      });
-
-      const profile = await timed('profile', async () => {
-        try {
-          return await readProfile(workspace);
-        } catch (error) {
-          if (error instanceof ProfileError) throw new Error(`Runtime profile: ${error.message}`);
-          throw error;
-        }
-      });
       log.note(
-        `profile (${profile.source}): install=${profile.install ?? '-'} build=${profile.build ?? '-'} start=${profile.start}`,
+        `isolation: ${this.isolationLevel === 'full' ? 'full (own network namespace, bubblewrap, limits)' : 'NONE: the app shares this machine (development only)'}`,
       );
-      if (profile.staticSite) {
-        await mkdir(join(workspace, '.twinbox'), { recursive: true });
-        await copyFile(STATIC_SERVER_SOURCE, join(workspace, STATIC_SERVER_PATH));
-      }
-
-      const twins = await (early ??
-        startTwins(
-          chooseTwinNames(
-            [],
-            profile.twins,
-            twinsImpliedByDependencies(profile.dependencies),
-            this.opts.supportedTwin,
-          ),
-        ));
-      const envVars = mergeEnv(profile.env, twins, sandbox.env);
-      const port = await freePort();
-      const appEnv = this.appEnvironment(workspace, envVars, profile, port);
-
-      const spec = (command: string, extra: Partial<ExecSpec> = {}): ExecSpec => ({
-        command,
-        cwd: workspace,
-        memoryBytes: this.opts.memoryBytes,
-        ...extra,
-      });
-      const stepOpts = {
-        timeoutMs: this.opts.buildTimeoutMs,
-        signal,
-        onStart: (p: GroupProcess) => this.track(sandbox.id, p),
-      };
-      const readOnly: string[] = [];
-      if (profile.install) {
-        await timed('install', async () => {
-          const cached = await this.deps
-            .provide(profile, workspace, (command, cwd, writable) =>
-              runStep(
-                'install',
-                spec(command, { cwd, writable }),
-                { ...appEnv, HOME: cwd, npm_config_cache: this.deps.npmCacheDir },
-                this.opts.isolation,
-                log,
-                stepOpts,
-              ),
-            )
-            .catch((error: Error) => {
-              throw new Error(`Install failed: ${error.message} ${logsHint}`);
-            });
-          if (cached) readOnly.push(cached);
-        });
-      }
-      if (profile.build) {
-        await timed('build', () =>
-          runStep(
-            'build',
-            spec(profile.build!, { readOnly }),
-            appEnv,
-            this.opts.isolation,
-            log,
-            stepOpts,
-          ).catch((error: Error) => {
-            throw new Error(`Build failed: ${error.message} ${logsHint}`);
-          }),
-        );
-      }
-
-      await timed('start', async () => {
+      ctx.seeds = (await this.opts.seedsFor?.(sandbox)) ?? {};
+      const pod = await this.opts.pods.acquire(sandbox.id);
+      this.pods.set(sandbox.id, pod);
+      pod.onBlocked = (attempt) => {
+        const vendor = vendorOf(attempt.host);
         log.note(
-          `start: ${profile.start} (${profile.portVariable}=${port}, isolation: ${this.opts.isolation.name})`,
+          `blocked outbound call to ${attempt.host}:${attempt.port}` +
+            (vendor ? ` (this code tried to call the real ${vendor}; use the twin's variables instead)` : ''),
         );
-        const app = spawnGroup(spec(profile.start, { readOnly }), appEnv, this.opts.isolation, log);
-        this.apps.set(sandbox.id, app);
-        await this.pids.record(sandbox.id, app.pid);
-        const exited = app.exited.then(
-          (exit) =>
-            `the app exited with ${exit.code !== null ? `code ${exit.code}` : `signal ${exit.signal}`}`,
-        );
-        try {
-          await waitForHttp(`http://127.0.0.1:${port}${profile.healthPath}`, {
-            timeoutMs: this.opts.healthTimeoutMs,
-            exited,
-            signal,
-          });
-        } catch (error) {
-          const reason = (error as Error).message;
-          if (reason.startsWith('the app exited')) {
-            throw new Error(`App crashed on start: ${reason} before answering HTTP ${logsHint}`);
-          }
-          if (reason.startsWith('timed out'))
-            throw new Error(
-              `Health check failed: the app did not answer GET ${profile.healthPath} on ${profile.portVariable}=${port} ` +
-                `within ${Math.round(this.opts.healthTimeoutMs / 1000)} s, ${reason.slice('timed out '.length)} ${logsHint}`,
-            );
-          throw error;
-        }
-        void exited.then((reason) => {
-          if (this.tearingDown.has(sandbox.id) || this.apps.get(sandbox.id) !== app) return;
-          log.note(reason);
-          this.onCrash(sandbox.id, `App crashed: ${reason} ${logsHint}`);
-        });
-      });
-      timings.total = Date.now() - began;
+        this.onBlockedEgress(sandbox.id, [...pod.blocked.values()]);
+      };
+      await removeWorkspace(ctx.workspace);
+      const workspace = await createWorkspace(ctx.workspace, this.opts.diskBytes);
+      if (!workspace.enforced) log.note(`workspace size is not capped here: ${workspace.reason}`);
+      if (sandbox.twin_names.length) {
+        ctx.earlyTwins = this.startTwins(ctx, sandbox.twin_names);
+        ctx.earlyTwins.catch(() => {});
+      }
+      await runPipeline(ctx, this, timings, DEPLOY_STEPS);
+      this.watch(sandbox.id, ctx.app!, ctx.logsHint);
       log.note(`ready in ${timings.total} ms ${JSON.stringify(timings)}`);
       this.opts.logger.info({ sandbox_id: sandbox.id, timings }, 'app ready');
-      return { app_url: `http://${this.opts.publicHost}:${port}`, twins, env_vars: envVars };
+      return {
+        app_url: this.opts.urls.appUrl(sandbox.id),
+        twins: this.publicEntries(sandbox.id, ctx.twins!),
+        env_vars: ctx.envVars!,
+        isolation: this.isolationLevel,
+      };
     } catch (error) {
       const message = signal.aborted ? 'deploy cancelled' : (error as Error).message;
       log.note(`failed: ${message}`);
@@ -249,24 +183,143 @@ export class LocalDeployer implements Deployer {
     }
   }
 
-  /** Only the app's own variables: nothing of Twinbox's environment leaks into it. */
-  private appEnvironment(
-    workspace: string,
-    envVars: Record<string, string>,
-    profile: RuntimeProfile,
-    port: number,
-  ): Record<string, string> {
+  /** Twin entries as callers outside the sandbox see them: base and admin URLs through the router. */
+  private publicEntries(sandboxId: string, inside: Record<string, TwinEntry>): Record<string, TwinEntry> {
+    const out: Record<string, TwinEntry> = {};
+    for (const [name, entry] of Object.entries(inside)) {
+      const base = this.opts.urls.twinUrl(sandboxId, name);
+      const adminPath = entry.admin_url.slice(entry.base_url.length);
+      out[name] = { base_url: base, admin_url: `${base}${adminPath}`, env_vars: entry.env_vars };
+    }
+    return out;
+  }
+
+  // ---- DeployRunner: how the shared steps run here ----
+
+  get source(): SourceFetcher {
+    return this.opts.source;
+  }
+
+  supportedTwin(name: string): boolean {
+    return this.opts.supportedTwin(name);
+  }
+
+  startTwins(ctx: DeployContext, names: string[]): Promise<Record<string, TwinEntry>> {
+    const pod = this.pods.get(ctx.sandbox.id)!;
+    return this.opts.pods.startTwins(pod, names, {
+      adminToken: ctx.sandbox.twin_admin_token,
+      seeds: ctx.seeds,
+    });
+  }
+
+  async appPort(ctx: DeployContext): Promise<number> {
+    // In its own namespace nothing else can hold the port; on the host's network the OS picks one.
+    return this.pods.get(ctx.sandbox.id)?.netnsPath ? APP_PORT : freePort();
+  }
+
+  /** A command of the sandbox: in its cgroup, its network namespace (when it has one), its workspace. */
+  private spec(ctx: DeployContext, command: string, extra: Partial<ExecSpec> = {}): ExecSpec {
     return {
-      PATH: `${join(workspace, 'node_modules', '.bin')}:${PATH}`,
-      HOME: workspace,
-      TMPDIR: '/tmp',
-      LANG: 'C.UTF-8',
-      NODE_ENV: 'production',
-      ...envVars,
-      // Last, so the app listens where the health check and app_url point, whatever the caller sent.
-      [profile.portVariable]: String(port),
-      ...(profile.portVariable === 'PORT' ? {} : { PORT: String(port) }),
+      command,
+      sandboxId: ctx.sandbox.id,
+      cwd: ctx.workspace,
+      netns: this.pods.get(ctx.sandbox.id)?.netnsPath,
+      files: this.pods.get(ctx.sandbox.id)?.etcFiles(),
+      memoryBytes: this.opts.memoryBytes,
+      ...extra,
     };
+  }
+
+  private stepOptions(ctx: DeployContext) {
+    return {
+      timeoutMs: this.opts.buildTimeoutMs,
+      signal: ctx.signal,
+      onStart: (p: GroupProcess) => this.track(ctx.sandbox.id, p),
+    };
+  }
+
+  async install(ctx: DeployContext): Promise<void> {
+    const pod = this.pods.get(ctx.sandbox.id)!;
+    // In its own namespace the install reaches the registry only through the pod's proxy, and only now.
+    const proxy = pod.netnsPath ? `http://127.0.0.1:${INSTALL_PROXY_PORT}` : undefined;
+    const proxyEnv: Record<string, string> = proxy
+      ? { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, npm_config_proxy: proxy, npm_config_https_proxy: proxy }
+      : {};
+    pod.installing = true;
+    try {
+      const cached = await this.deps.provide(
+        ctx.profile!,
+        ctx.workspace,
+        (command, cwd, writable, env) =>
+          runStep(
+            'install',
+            this.spec(ctx, command, { cwd, writable }),
+            { ...ctx.appEnv!, ...proxyEnv, HOME: cwd, ...env },
+            this.opts.isolation,
+            ctx.log,
+            this.stepOptions(ctx),
+          ),
+        // One account's installs never feed another account's app (dependency-cache.ts).
+        ctx.sandbox.owner_id,
+      );
+      if (cached) ctx.readOnly.push(cached);
+    } finally {
+      pod.installing = false;
+    }
+  }
+
+  run(ctx: DeployContext, label: 'build', command: string): Promise<void> {
+    return runStep(
+      label,
+      this.spec(ctx, command, { readOnly: ctx.readOnly }),
+      ctx.appEnv!,
+      this.opts.isolation,
+      ctx.log,
+      this.stepOptions(ctx),
+    );
+  }
+
+  async startApp(ctx: DeployContext, port: number): Promise<GroupProcess> {
+    const id = ctx.sandbox.id;
+    const app = spawnGroup(
+      this.spec(ctx, ctx.profile!.start, { readOnly: ctx.readOnly }),
+      ctx.appEnv!,
+      this.opts.isolation,
+      ctx.log,
+    );
+    this.apps.set(id, app);
+    await this.pids.record(id, app.pid);
+    await this.opts.pods.exposeApp(this.pods.get(id)!, port);
+    return app;
+  }
+
+  waitHealthy(ctx: DeployContext): Promise<void> {
+    const pod = this.pods.get(ctx.sandbox.id)!;
+    const exited = ctx.app!.exited.then(
+      (exit) => `the app exited with ${exit.code !== null ? `code ${exit.code}` : `signal ${exit.signal}`}`,
+    );
+    return waitForHttp(
+      { socketPath: pod.appSocket(), path: ctx.profile!.healthPath },
+      { timeoutMs: this.opts.healthTimeoutMs, exited, signal: ctx.signal },
+    ).catch((error: Error) => {
+      if (error.message.startsWith('timed out'))
+        throw new Error(
+          `timed out within ${Math.round(this.opts.healthTimeoutMs / 1000)} s, ${error.message.slice('timed out '.length)}`,
+        );
+      throw error;
+    });
+  }
+
+  // ---- lifecycle of what a deploy started ----
+
+  /** A ready app that exits on its own fails its sandbox. */
+  private watch(sandboxId: string, app: GroupProcess, logsHint: string): void {
+    void app.exited.then((exit) => {
+      if (this.tearingDown.has(sandboxId) || this.apps.get(sandboxId) !== app) return;
+      const reason = `the app exited with ${exit.code !== null ? `code ${exit.code}` : `signal ${exit.signal}`}`;
+      this.logs.get(sandboxId)?.note(reason);
+      this.onCrash(sandboxId, `App crashed: ${reason} ${logsHint}`);
+    });
   }
 
   private track(sandboxId: string, step: GroupProcess): void {
@@ -287,8 +340,11 @@ export class LocalDeployer implements Deployer {
       this.steps.delete(sandboxId);
       await Promise.all([app?.kill(), step?.kill(500)]);
       await this.pids.killRecorded(sandboxId);
-      await this.opts.twins.stop(sandboxId, { purge: true });
-      await rm(this.workspaceOf(sandboxId), { recursive: true, force: true, maxRetries: 3 });
+      await this.opts.isolation.release(sandboxId);
+      const pod = this.pods.get(sandboxId);
+      this.pods.delete(sandboxId);
+      if (pod) await this.opts.pods.destroy(pod);
+      await removeWorkspace(this.workspaceOf(sandboxId));
       if (closeLog) await this.logs.close(sandboxId);
     } finally {
       this.tearingDown.delete(sandboxId);
@@ -303,8 +359,9 @@ export class LocalDeployer implements Deployer {
 
   /** Stops every app (Twinbox shutdown). Their sandboxes are failed on the next start (no resume). */
   async close(): Promise<void> {
-    const ids = [...new Set([...this.apps.keys(), ...this.steps.keys()])];
+    const ids = [...new Set([...this.apps.keys(), ...this.steps.keys(), ...this.pods.keys()])];
     await Promise.all(ids.map((id) => this.release(id, { closeLog: true })));
+    await this.opts.pods.close();
     await this.opts.endedPages?.close();
   }
 }

@@ -5,6 +5,8 @@ export interface DeployResult {
   app_url: string;
   twins: Record<string, TwinEntry>;
   env_vars: Record<string, string>;
+  /** `full`: own network namespace, bubblewrap and limits; `none`: the app shares the machine (dev only). */
+  isolation: 'full' | 'none';
 }
 
 /**

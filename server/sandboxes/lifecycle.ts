@@ -49,6 +49,19 @@ export class SandboxLifecycle extends EventEmitter<{ change: [SandboxRecord] }> 
     return ended;
   }
 
+  /** The sandbox's code tried outbound calls it may not make: recorded on the sandbox as they happen. */
+  async recordBlockedEgress(
+    id: string,
+    blocked: NonNullable<SandboxRecord['blocked_egress']>,
+  ): Promise<void> {
+    const updated = await this.store.sandboxes.update(id, (current) => ({
+      ...current,
+      blocked_egress: blocked,
+      updated_at: new Date().toISOString(),
+    }));
+    if (updated) this.emit('change', updated);
+  }
+
   /** A ready app died on its own (the deployer saw it exit): the sandbox fails and its resources go. */
   async markFailed(id: string, error: string): Promise<void> {
     await this.fail(id, error);

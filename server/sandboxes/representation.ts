@@ -18,6 +18,8 @@ export interface SandboxView {
   seed_notes: string[];
   twin_admin_token: string;
   error: string | null;
+  isolation: 'full' | 'none' | null;
+  blocked_egress: Array<{ host: string; port: number; count: number; first_seen: string }>;
   created_at: string;
   updated_at: string;
   expires_at: string;
@@ -39,6 +41,8 @@ export function toSandboxView(sandbox: SandboxRecord): SandboxView {
     seed_notes: sandbox.seed_notes,
     twin_admin_token: sandbox.twin_admin_token,
     error: sandbox.error,
+    isolation: sandbox.isolation ?? null,
+    blocked_egress: sandbox.blocked_egress ?? [],
     created_at: sandbox.created_at,
     updated_at: sandbox.updated_at,
     expires_at: sandbox.expires_at,
@@ -78,6 +82,26 @@ export const sandboxViewSchema = Joi.object({
     .required()
     .description("Bearer token for the twins' admin_url; visible to the sandbox's owner only."),
   error: Joi.string().allow(null).required().description('Why the sandbox failed; null otherwise.'),
+  isolation: Joi.string()
+    .valid('full', 'none')
+    .allow(null)
+    .required()
+    .description(
+      '`full`: own network namespace, bubblewrap and limits; `none`: development without isolation; null until deployed.',
+    ),
+  blocked_egress: Joi.array()
+    .items(
+      Joi.object({
+        host: Joi.string().required(),
+        port: Joi.number().integer().required(),
+        count: Joi.number().integer().required(),
+        first_seen: Joi.string().isoDate().required(),
+      }).label('BlockedEgress'),
+    )
+    .required()
+    .description(
+      'Outbound calls the code tried and was refused (the outbound-call guard), per host and port.',
+    ),
   created_at: Joi.string().isoDate().required(),
   updated_at: Joi.string().isoDate().required(),
   expires_at: Joi.string().isoDate().required(),

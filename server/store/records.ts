@@ -107,6 +107,10 @@ export interface SandboxRecord {
   updated_at: string;
   expires_at: string;
   ended_at: string | null;
+  /** How the app was confined once deployed: `none` in development without isolation (docs/security.md). */
+  isolation?: 'full' | 'none' | null;
+  /** Outbound calls the sandbox's code tried and was refused, per host and port. */
+  blocked_egress?: Array<{ host: string; port: number; count: number; first_seen: string }>;
 }
 
 /** A GitHub App installation Twinbox has heard of (app/); its id is the installation's numeric id. */

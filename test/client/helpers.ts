@@ -50,6 +50,7 @@ export function readyResult(sandbox: SandboxRecord): DeployResult {
     app_url: `http://127.0.0.1:40999/${sandbox.id}`,
     twins,
     env_vars: { ...generated, ...sandbox.env },
+    isolation: 'none',
   };
 }
 

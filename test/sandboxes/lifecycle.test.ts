@@ -44,6 +44,7 @@ class GatedDeployer implements Deployer {
         },
       },
       env_vars: { GITHUB_TOKEN: 't' },
+      isolation: 'none',
     });
   }
 

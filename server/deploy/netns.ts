@@ -1,0 +1,75 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Names of the namespaces Twinbox makes: `tb-` and a slot id, so leftovers of a crash are recognisable. */
+export const NETNS_PREFIX = 'tb-';
+
+export interface NetnsTools {
+  ip: string;
+  nsenter: string;
+  sh: string;
+}
+
+/**
+ * Network namespaces of sandboxes, made with iproute2 (`ip netns`, so they persist under /run/netns while
+ * Twinbox restarts). Each has only a loopback device: no route leaves it. A `local` route makes every
+ * address answer on that loopback, so the pod's guard sees a connection to any address, and unprivileged
+ * ports start at 0 inside, so the pod (an unprivileged user) can serve DNS on port 53.
+ */
+export class NetworkNamespaces {
+  constructor(private readonly tools: NetnsTools) {}
+
+  pathOf(name: string): string {
+    return `/run/netns/${name}`;
+  }
+
+  async create(name: string): Promise<string> {
+    const { ip, nsenter, sh } = this.tools;
+    await run(ip, ['netns', 'add', name]);
+    try {
+      await run(ip, ['-n', name, 'link', 'set', 'lo', 'up']);
+      await run(ip, ['-n', name, 'route', 'add', 'local', '0.0.0.0/0', 'dev', 'lo']);
+      await run(nsenter, [
+        `--net=${this.pathOf(name)}`,
+        '--',
+        sh,
+        '-c',
+        'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start',
+      ]);
+    } catch (error) {
+      await this.remove(name);
+      throw error;
+    }
+    return this.pathOf(name);
+  }
+
+  async remove(name: string): Promise<void> {
+    if (!existsSync(this.pathOf(name))) return;
+    await run(this.tools.ip, ['netns', 'del', name]).catch(() => {});
+  }
+
+  /** Namespaces of ours that exist now (after a crash: the ones to sweep). */
+  async list(): Promise<string[]> {
+    const { stdout } = await run(this.tools.ip, ['netns', 'list']).catch(() => ({ stdout: '' }));
+    return stdout
+      .split('\n')
+      .map((line) => line.split(' ')[0] ?? '')
+      .filter((name) => name.startsWith(NETNS_PREFIX));
+  }
+
+  /** Can namespaces be made here? Tries one; the reason when not. */
+  async probe(): Promise<string | undefined> {
+    const name = `${NETNS_PREFIX}probe-${process.pid}`;
+    try {
+      await this.create(name);
+      return undefined;
+    } catch (error) {
+      return (error as Error & { stderr?: string }).stderr?.trim() || (error as Error).message;
+    } finally {
+      await this.remove(name);
+    }
+  }
+}

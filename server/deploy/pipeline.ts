@@ -1,0 +1,195 @@
+import { copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SandboxRecord, TwinEntry } from '../store/records.ts';
+import type { LogSink } from './logs.ts';
+import type { GroupProcess } from './processes.ts';
+import { ProfileError, readProfile, STATIC_SERVER_PATH, type RuntimeProfile } from './profile.ts';
+import type { SourceFetcher } from './source.ts';
+import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from './twin-plan.ts';
+
+/** Milliseconds per deploy step, for logs and the benchmark. */
+export type StepTimings = Partial<
+  Record<'source' | 'twins' | 'profile' | 'install' | 'build' | 'start' | 'health' | 'total', number>
+>;
+
+/** Everything one deploy has learnt so far; each step reads what earlier ones wrote. */
+export interface DeployContext {
+  sandbox: SandboxRecord;
+  signal: AbortSignal;
+  log: LogSink;
+  workspace: string;
+  /** Appended to error texts that have more in the log. */
+  logsHint: string;
+  seeds: Record<string, unknown>;
+  /** Twins asked for by name start while the source downloads. */
+  earlyTwins?: Promise<Record<string, TwinEntry>>;
+  profile?: RuntimeProfile;
+  twins?: Record<string, TwinEntry>;
+  /** The variables the app gets from the twins, the profile and the caller (the spec's `env_vars`). */
+  envVars?: Record<string, string>;
+  /** The port the app listens on, where the runner reaches it. */
+  port?: number;
+  /** The app's whole environment: envVars plus PATH, HOME, PORT... */
+  appEnv?: Record<string, string>;
+  /** Paths the app may read besides its workspace (the dependency cache). */
+  readOnly: string[];
+  app?: GroupProcess;
+}
+
+/**
+ * What a runner provides to the shared steps: where commands run and how the app is reached. The local
+ * runner implements it with a pod, a network namespace and bubblewrap; another runner (a Pod per sandbox
+ * on Kubernetes, docs/scaling.md) would implement the same calls and reuse the steps unchanged.
+ */
+export interface DeployRunner {
+  readonly source: SourceFetcher;
+  supportedTwin(name: string): boolean;
+  startTwins(ctx: DeployContext, names: string[]): Promise<Record<string, TwinEntry>>;
+  /** The port the app must listen on (inside its namespace when it has one). */
+  appPort(ctx: DeployContext): Promise<number>;
+  /** Runs install (dependencies) for the profile; may add cached paths to ctx.readOnly. */
+  install(ctx: DeployContext): Promise<void>;
+  /** Runs one command confined, to its end. */
+  run(ctx: DeployContext, label: 'build', command: string): Promise<void>;
+  /** Starts the app, confined; resolves once it is running (not yet answering). */
+  startApp(ctx: DeployContext, port: number): Promise<GroupProcess>;
+  /** Resolves once the app answers HTTP on its health path; rejects with the reason. */
+  waitHealthy(ctx: DeployContext, port: number): Promise<void>;
+}
+
+export interface DeployStep {
+  name: keyof StepTimings;
+  run(ctx: DeployContext, runner: DeployRunner): Promise<void>;
+}
+
+const STATIC_SERVER_SOURCE = new URL('./static-server.mjs', import.meta.url);
+
+/** The steps of a deploy, in order: source → profile → twins → install → build → start → health. */
+export const DEPLOY_STEPS: DeployStep[] = [
+  {
+    name: 'source',
+    async run(ctx, runner) {
+      const source = await runner.source.resolve(ctx.sandbox, ctx.signal);
+      ctx.log.note(`source: ${source.describe} at ${source.sha}`);
+      const files = await runner.source.fetch(source, ctx.workspace, ctx.signal);
+      ctx.log.note(`source: ${files} files`);
+    },
+  },
+  {
+    name: 'profile',
+    async run(ctx) {
+      try {
+        ctx.profile = await readProfile(ctx.workspace);
+      } catch (error) {
+        if (error instanceof ProfileError) throw new Error(`Runtime profile: ${error.message}`);
+        throw error;
+      }
+      const p = ctx.profile;
+      ctx.log.note(
+        `profile (${p.source}): install=${p.install ?? '-'} build=${p.build ?? '-'} start=${p.start}`,
+      );
+      if (p.staticSite) {
+        await mkdir(join(ctx.workspace, '.twinbox'), { recursive: true });
+        await copyFile(STATIC_SERVER_SOURCE, join(ctx.workspace, STATIC_SERVER_PATH));
+      }
+    },
+  },
+  {
+    name: 'twins',
+    async run(ctx, runner) {
+      const profile = ctx.profile!;
+      ctx.twins = await (ctx.earlyTwins ??
+        runner.startTwins(
+          ctx,
+          chooseTwinNames([], profile.twins, twinsImpliedByDependencies(profile.dependencies), (name) =>
+            runner.supportedTwin(name),
+          ),
+        ));
+      ctx.envVars = mergeEnv(profile.env, ctx.twins, ctx.sandbox.env);
+      // Install and build see the app's environment too (build tools read API URLs, PORT...).
+      ctx.port = await runner.appPort(ctx);
+      ctx.appEnv = appEnvironment(ctx.workspace, ctx.envVars, profile, ctx.port);
+    },
+  },
+  {
+    name: 'install',
+    async run(ctx, runner) {
+      if (!ctx.profile!.install) return;
+      await runner.install(ctx).catch((error: Error) => {
+        throw new Error(`Install failed: ${error.message} ${ctx.logsHint}`);
+      });
+    },
+  },
+  {
+    name: 'build',
+    async run(ctx, runner) {
+      const build = ctx.profile!.build;
+      if (!build) return;
+      await runner.run(ctx, 'build', build).catch((error: Error) => {
+        throw new Error(`Build failed: ${error.message} ${ctx.logsHint}`);
+      });
+    },
+  },
+  {
+    name: 'start',
+    async run(ctx, runner) {
+      const profile = ctx.profile!;
+      const port = ctx.port!;
+      ctx.log.note(`start: ${profile.start} (${profile.portVariable}=${port})`);
+      ctx.app = await runner.startApp(ctx, port);
+      await runner.waitHealthy(ctx, port).catch((error: Error) => {
+        const reason = error.message;
+        if (reason.startsWith('the app exited'))
+          throw new Error(`App crashed on start: ${reason} before answering HTTP ${ctx.logsHint}`);
+        if (reason.startsWith('timed out'))
+          throw new Error(
+            `Health check failed: the app did not answer GET ${profile.healthPath} on ${profile.portVariable}=${port} ` +
+              `${reason.slice('timed out '.length)} ${ctx.logsHint}`,
+          );
+        throw error;
+      });
+    },
+  },
+];
+
+/** Runs the steps in order, timing each; stops at the first failure or when the signal aborts. */
+export async function runPipeline(
+  ctx: DeployContext,
+  runner: DeployRunner,
+  timings: StepTimings,
+  steps: DeployStep[] = DEPLOY_STEPS,
+): Promise<void> {
+  const began = Date.now();
+  for (const step of steps) {
+    const start = Date.now();
+    try {
+      await step.run(ctx, runner);
+    } finally {
+      timings[step.name] = (timings[step.name] ?? 0) + (Date.now() - start);
+      if (ctx.signal.aborted) throw new Error('deploy cancelled');
+    }
+  }
+  timings.total = Date.now() - began;
+}
+
+const PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/** Only the app's own variables: nothing of Twinbox's environment leaks into it. */
+export function appEnvironment(
+  workspace: string,
+  envVars: Record<string, string>,
+  profile: RuntimeProfile,
+  port: number,
+): Record<string, string> {
+  return {
+    PATH: `${join(workspace, 'node_modules', '.bin')}:${PATH}`,
+    HOME: workspace,
+    TMPDIR: '/tmp',
+    LANG: 'C.UTF-8',
+    NODE_ENV: 'production',
+    ...envVars,
+    // Last, so the app listens where the health check and app_url point, whatever the caller sent.
+    [profile.portVariable]: String(port),
+    ...(profile.portVariable === 'PORT' ? {} : { PORT: String(port) }),
+  };
+}

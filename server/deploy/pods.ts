@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { request, type Server } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import type { EgressAttempt } from '../pod/egress-guard.ts';
+import { podLayout } from '../pod/layout.ts';
+import type { TwinEntry } from '../twins/host.ts';
+import { twinSocketPath } from '../twins/host.ts';
+import { startInstallProxy } from './install-proxy.ts';
+import type { Isolation } from './isolation.ts';
+import { LogSink } from './logs.ts';
+import { NETNS_PREFIX, type NetworkNamespaces } from './netns.ts';
+import { podCall } from './pod-control.ts';
+import { spawnGroup, type GroupProcess } from './processes.ts';
+
+const POD_MAIN = fileURLToPath(new URL('../pod/main.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSX_LOADER = import.meta.resolve('tsx');
+
+export interface PodManagerOptions {
+  dataDir: string;
+  isolation: Isolation;
+  /** Present: every pod gets its own network namespace; absent: pods share the host's network. */
+  namespaces?: NetworkNamespaces;
+  installEgress: Array<{ host: string; port: number }>;
+  memoryBytes: number;
+  logger: Logger;
+  /** Pods kept started ahead of need, so a deploy does not wait for Node to load the twins. */
+  spares?: number;
+  readyTimeoutMs?: number;
+}
+
+/**
+ * One sandbox's pod: its network namespace (when there is one), the process hosting its twins inside it,
+ * and the sockets that cross the namespace boundary. Twinbox restarts the process when it dies; twins come
+ * back from their persisted state.
+ */
+export class Pod {
+  sandboxId: string | undefined;
+  appPort: number | undefined;
+  /** True while the sandbox's install step runs: the only time the install proxy lets anything out. */
+  installing = false;
+  readonly blocked = new Map<string, { host: string; port: number; count: number; first_seen: string }>();
+  onBlocked: (attempt: EgressAttempt) => void = () => {};
+  process: GroupProcess | undefined;
+  proxy: Server | undefined;
+  stopping = false;
+
+  constructor(
+    readonly slot: string,
+    readonly dir: string,
+    readonly stateDir: string,
+    readonly netnsPath: string | undefined,
+  ) {}
+
+  get layout() {
+    return podLayout(this.dir);
+  }
+
+  appSocket(): string {
+    return this.layout.app;
+  }
+
+  twinSocket(name: string): string {
+    return twinSocketPath(this.dir, name);
+  }
+
+  /** /etc files of the sandbox's commands: names resolve through the pod's guard (egress-guard.ts). */
+  etcFiles(): Record<string, string> | undefined {
+    if (!this.netnsPath) return undefined;
+    return { '/etc/resolv.conf': join(this.dir, 'resolv.conf'), '/etc/hosts': join(this.dir, 'hosts') };
+  }
+
+  call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return podCall<T>(this.layout.control, method, path, body);
+  }
+
+  record(attempt: EgressAttempt): void {
+    const key = `${attempt.host}:${attempt.port}`;
+    const seen = this.blocked.get(key);
+    if (seen) seen.count++;
+    else this.blocked.set(key, { host: attempt.host, port: attempt.port, count: 1, first_seen: attempt.at });
+    this.onBlocked(attempt);
+  }
+}
+
+export class PodManager {
+  private readonly spares: Promise<Pod>[] = [];
+  private readonly live = new Set<Pod>();
+  private closed = false;
+
+  constructor(private readonly opts: PodManagerOptions) {}
+
+  get network(): 'own' | 'host' {
+    return this.opts.namespaces ? 'own' : 'host';
+  }
+
+  /** Fills the spare pool; call once at start. */
+  warm(): void {
+    while (!this.closed && this.spares.length < (this.opts.spares ?? 1)) {
+      const pod = this.create();
+      pod.catch(() => {});
+      this.spares.push(pod);
+    }
+  }
+
+  /** A started pod for `sandboxId`: a spare when one is ready, else a new one. */
+  async acquire(sandboxId: string): Promise<Pod> {
+    const spare = this.spares.shift();
+    this.warm();
+    let pod: Pod;
+    try {
+      pod = spare ? await spare : await this.create();
+    } catch {
+      pod = await this.create();
+    }
+    pod.sandboxId = sandboxId;
+    return pod;
+  }
+
+  private async create(): Promise<Pod> {
+    const slot = randomUUID().slice(0, 8);
+    const dir = join(this.opts.dataDir, 'pods', slot);
+    const stateDir = join(dir, 'state');
+    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    const netnsPath = await this.opts.namespaces?.create(`${NETNS_PREFIX}${slot}`);
+    const pod = new Pod(slot, dir, stateDir, netnsPath);
+    if (netnsPath) {
+      await writeFile(join(dir, 'resolv.conf'), 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n');
+      await writeFile(join(dir, 'hosts'), '127.0.0.1 localhost sandbox\n::1 localhost\n');
+    }
+    try {
+      if (netnsPath)
+        pod.proxy = await startInstallProxy({
+          socketPath: pod.layout.egress,
+          allowed: this.opts.installEgress,
+          open: () => pod.installing,
+          onBlocked: (attempt) => pod.record(attempt),
+        });
+      await this.start(pod);
+    } catch (error) {
+      await this.destroy(pod);
+      throw error;
+    }
+    this.live.add(pod);
+    return pod;
+  }
+
+  /** Spawns the pod process and waits until its control API answers. */
+  private async start(pod: Pod): Promise<void> {
+    const log = new LogSink(join(pod.dir, 'pod.log'), 64 * 1024);
+    const command = `exec ${shellQuote(process.execPath)} --import ${shellQuote(TSX_LOADER)} ${shellQuote(POD_MAIN)}`;
+    const spec = {
+      command,
+      // Its own cgroup: an app that exhausts its sandbox's processes or memory leaves the twins standing.
+      sandboxId: `pod-${pod.slot}`,
+      cwd: pod.dir,
+      readOnly: [REPO_ROOT],
+      netns: pod.netnsPath,
+      memoryBytes: this.opts.memoryBytes,
+    };
+    const env = {
+      PATH: '/usr/bin:/bin',
+      HOME: pod.dir,
+      TWINBOX_POD_DIR: pod.dir,
+      TWINBOX_POD_STATE_DIR: pod.stateDir,
+      TWINBOX_POD_NETWORK: pod.netnsPath ? 'own' : 'host',
+    };
+    const proc = spawnGroup(spec, env, this.opts.isolation, log);
+    pod.process = proc;
+    const deadline = Date.now() + (this.opts.readyTimeoutMs ?? 30_000);
+    let exited = false;
+    void proc.exited.then(() => (exited = true));
+    while (true) {
+      if (exited) throw new Error(`the sandbox pod exited on start: ${log.tail(5)}`);
+      if (Date.now() > deadline) {
+        await proc.kill(100);
+        throw new Error(`the sandbox pod did not start within ${this.opts.readyTimeoutMs ?? 30_000} ms`);
+      }
+      try {
+        await podCall(pod.layout.control, 'GET', '/ready', undefined, 2000);
+        break;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    this.follow(pod);
+    void proc.exited.then(() => {
+      void log.close();
+      if (!pod.stopping && !this.closed && pod.process === proc) void this.revive(pod);
+    });
+  }
+
+  /** Streams the pod's egress reports into the pod record while the process lives. */
+  private follow(pod: Pod): void {
+    const req = request({ socketPath: pod.layout.control, path: '/events' }, (res) => {
+      let buffered = '';
+      res.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString('utf8');
+        const lines = buffered.split('\n');
+        buffered = lines.pop() ?? '';
+        for (const line of lines.filter(Boolean)) {
+          try {
+            pod.record(JSON.parse(line) as EgressAttempt);
+          } catch {
+            // a torn line from a dying pod: nothing to record
+          }
+        }
+      });
+      res.on('error', () => {});
+    });
+    req.on('error', () => {});
+    req.end();
+  }
+
+  /** A pod process died (killed, crashed, corrupted): start it again and bring its twins back. */
+  private async revive(pod: Pod): Promise<void> {
+    this.opts.logger.warn({ sandbox_id: pod.sandboxId, slot: pod.slot }, 'sandbox pod died: restarting it');
+    try {
+      await this.start(pod);
+      if (pod.sandboxId) await pod.call('POST', '/restore', { sandbox_id: pod.sandboxId });
+      if (pod.appPort) await pod.call('PUT', '/app', { port: pod.appPort });
+    } catch (error) {
+      this.opts.logger.error({ err: error, sandbox_id: pod.sandboxId }, 'could not restart a sandbox pod');
+    }
+  }
+
+  /** Starts the named twins in the pod; entries carry the URLs that work inside the sandbox. */
+  async startTwins(
+    pod: Pod,
+    names: string[],
+    opts: { adminToken: string; seeds?: Record<string, unknown> },
+  ): Promise<Record<string, TwinEntry>> {
+    const { twins } = await pod.call<{ twins: Record<string, TwinEntry> }>('POST', '/twins', {
+      sandbox_id: pod.sandboxId,
+      names,
+      admin_token: opts.adminToken,
+      seeds: opts.seeds,
+    });
+    return twins;
+  }
+
+  async exposeApp(pod: Pod, port: number): Promise<void> {
+    pod.appPort = port;
+    await pod.call('PUT', '/app', { port });
+  }
+
+  /** Stops the pod for good: its process, its namespace, its files (twin state included). */
+  async destroy(pod: Pod): Promise<void> {
+    pod.stopping = true;
+    this.live.delete(pod);
+    await pod.process?.kill(1000);
+    await this.opts.isolation.release(`pod-${pod.slot}`);
+    await new Promise<void>((resolve) => (pod.proxy ? pod.proxy.close(() => resolve()) : resolve()));
+    if (pod.netnsPath) await this.opts.namespaces?.remove(`${NETNS_PREFIX}${pod.slot}`);
+    await rm(pod.dir, { recursive: true, force: true, maxRetries: 3 });
+  }
+
+  /** Namespaces and pod directories a crashed Twinbox left behind. Call before warm(). */
+  async sweep(): Promise<void> {
+    for (const name of (await this.opts.namespaces?.list()) ?? []) await this.opts.namespaces?.remove(name);
+    await rm(join(this.opts.dataDir, 'pods'), { recursive: true, force: true });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const spares = await Promise.allSettled(this.spares.splice(0));
+    for (const result of spares) if (result.status === 'fulfilled') this.live.add(result.value);
+    await Promise.all([...this.live].map((pod) => this.destroy(pod)));
+  }
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}

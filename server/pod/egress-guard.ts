@@ -1,0 +1,107 @@
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { createServer, type Server } from 'node:net';
+import dnsPacket from 'dns-packet';
+
+/** One refused attempt to leave the sandbox. */
+export interface EgressAttempt {
+  host: string;
+  port: number;
+  at: string;
+}
+
+/**
+ * Ports the guard listens on inside a sandbox's network namespace, where a route makes every IPv4
+ * address local: a connection to any address on one of them is caught and recorded instead of failing
+ * silently. Other ports are refused by the kernel (nothing listens) and not recorded.
+ */
+export const GUARDED_PORTS = [80, 443, 25, 465, 587, 3306, 5432, 6379, 27017];
+
+/** Sinkhole addresses handed out for names, one per name, so a connection tells which name it was for. */
+const SINKHOLE_BASE = (198 << 24) | (18 << 16); // 198.18.0.0/15, the benchmarking range: never real
+
+/**
+ * The outbound-call guard of one sandbox (it runs in the sandbox pod, inside the namespace). Its DNS
+ * server answers every name with a sinkhole address; its listeners catch connections to those (or to any
+ * literal address) on the usual service ports and report host and port before closing them.
+ */
+export class EgressGuard {
+  private readonly names = new Map<string, string>(); // sinkhole address -> name
+  private readonly addresses = new Map<string, string>(); // name -> sinkhole address
+  private readonly servers: Server[] = [];
+  private dns: UdpSocket | undefined;
+
+  constructor(private readonly report: (attempt: EgressAttempt) => void) {}
+
+  async start(): Promise<void> {
+    await Promise.all([this.startDns(), ...GUARDED_PORTS.map((port) => this.listen(port))]);
+  }
+
+  private addressFor(name: string): string {
+    const key = name.toLowerCase().replace(/\.$/, '');
+    let address = this.addresses.get(key);
+    if (!address) {
+      const n = SINKHOLE_BASE + 1 + (this.addresses.size % 131_000);
+      address = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+      this.addresses.set(key, address);
+      this.names.set(address, key);
+    }
+    return address;
+  }
+
+  private startDns(): Promise<void> {
+    const socket = createSocket('udp4');
+    this.dns = socket;
+    socket.on('message', (message, remote) => {
+      let query: dnsPacket.Packet;
+      try {
+        query = dnsPacket.decode(message);
+      } catch {
+        return; // not DNS: nothing to answer
+      }
+      const question = query.questions?.[0];
+      if (!question) return;
+      const answers: dnsPacket.Answer[] =
+        question.type === 'A'
+          ? [{ type: 'A', name: question.name, ttl: 5, class: 'IN', data: this.addressFor(question.name) }]
+          : [];
+      const reply = dnsPacket.encode({
+        id: query.id,
+        type: 'response',
+        flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
+        questions: [question],
+        answers,
+      });
+      socket.send(reply, remote.port, remote.address);
+    });
+    return new Promise((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(53, '127.0.0.1', () => {
+        socket.off('error', reject);
+        socket.on('error', () => {});
+        resolve();
+      });
+    });
+  }
+
+  private listen(port: number): Promise<void> {
+    const server = createServer((socket) => {
+      const local = (socket.localAddress ?? '').replace(/^::ffff:/, '');
+      this.report({ host: this.names.get(local) ?? local, port, at: new Date().toISOString() });
+      socket.on('error', () => {});
+      socket.destroy();
+    });
+    this.servers.push(server);
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '0.0.0.0', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  close(): void {
+    for (const server of this.servers) server.close();
+    this.dns?.close();
+  }
+}

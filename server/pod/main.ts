@@ -1,0 +1,119 @@
+// The sandbox pod: one process per sandbox, started by Twinbox inside the sandbox's network namespace
+// (and bubblewrap). It hosts that sandbox's twins, pipes the router's Unix sockets to the app, and runs the
+// outbound-call guard. It holds none of Twinbox's secrets, store or auth: only what its control API hands it.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { rm } from 'node:fs/promises';
+import type { Server } from 'node:net';
+import { TwinHost } from '../twins/host.ts';
+import { EgressGuard, type EgressAttempt } from './egress-guard.ts';
+import { INSTALL_PROXY_PORT, podLayout } from './layout.ts';
+import { startPipe } from './pipes.ts';
+
+const dir = process.env.TWINBOX_POD_DIR;
+const stateDir = process.env.TWINBOX_POD_STATE_DIR;
+/** `own`: the pod is alone in a namespace and guards it; `host`: no network isolation (development). */
+const network = process.env.TWINBOX_POD_NETWORK === 'own' ? 'own' : 'host';
+if (!dir || !stateDir) {
+  process.stderr.write('twinbox pod: TWINBOX_POD_DIR and TWINBOX_POD_STATE_DIR are required\n');
+  process.exit(2);
+}
+const layout = podLayout(dir);
+
+const log = {
+  info: () => {},
+  warn: (obj: object, msg?: string) => process.stderr.write(`${msg ?? ''} ${JSON.stringify(obj)}\n`),
+  error: (obj: object, msg?: string) =>
+    process.stderr.write(
+      `${msg ?? ''} ${JSON.stringify(obj, (_k, v) => (v instanceof Error ? v.message : v))}\n`,
+    ),
+};
+const twins = new TwinHost({
+  dataDir: stateDir,
+  publicHost: '127.0.0.1',
+  socketDir: dir,
+  logger: log,
+});
+let sandboxId: string | undefined;
+let appPort: number | undefined;
+let appPipe: Server | undefined;
+
+// Egress attempts go to every open /events stream (Twinbox keeps one) and are kept for GET /egress.
+const attempts: EgressAttempt[] = [];
+const listeners = new Set<ServerResponse>();
+const report = (attempt: EgressAttempt) => {
+  if (attempts.length < 1000) attempts.push(attempt);
+  const line = `${JSON.stringify(attempt)}\n`;
+  for (const res of listeners) res.write(line);
+};
+const guard = network === 'own' ? new EgressGuard(report) : undefined;
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = req.url ?? '/';
+  const body = req.method === 'GET' ? {} : await readJson(req);
+  if (req.method === 'GET' && path === '/ready')
+    return send(res, 200, { ok: true, network, sandbox_id: sandboxId });
+  if (req.method === 'POST' && path === '/twins') {
+    sandboxId = String(body.sandbox_id);
+    const entries = await twins.start(sandboxId, body.names as string[], {
+      adminToken: String(body.admin_token),
+      seeds: body.seeds as Record<string, unknown> | undefined,
+    });
+    return send(res, 200, { twins: entries });
+  }
+  if (req.method === 'POST' && path === '/restore') {
+    sandboxId = String(body.sandbox_id);
+    await twins.restore([sandboxId]);
+    return send(res, 200, { twins: twins.get(sandboxId) ?? {} });
+  }
+  if (req.method === 'PUT' && path === '/app') {
+    appPort = Number(body.port);
+    appPipe ??= await startPipe({ path: layout.app }, () =>
+      appPort ? { port: appPort, host: '127.0.0.1' } : undefined,
+    );
+    return send(res, 200, { port: appPort });
+  }
+  if (req.method === 'GET' && path === '/egress') return send(res, 200, { attempts });
+  if (req.method === 'GET' && path === '/events') {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.write('\n');
+    listeners.add(res);
+    req.on('close', () => listeners.delete(res));
+    return;
+  }
+  if (req.method === 'POST' && path === '/stop') {
+    if (sandboxId) await twins.stop(sandboxId, { purge: body.purge === true });
+    return send(res, 200, { stopped: true });
+  }
+  send(res, 404, { detail: `no pod route ${req.method} ${path}` });
+}
+
+const control = createServer((req, res) => {
+  route(req, res).catch((error: Error & { status?: number }) =>
+    send(res, error.status && error.status < 500 ? error.status : 400, { detail: error.message }),
+  );
+});
+await rm(layout.control, { force: true });
+await guard?.start();
+if (network === 'own')
+  await startPipe({ port: INSTALL_PROXY_PORT, host: '127.0.0.1' }, () => ({ path: layout.egress }));
+await new Promise<void>((resolve) => control.listen(layout.control, resolve));
+process.stdout.write('pod ready\n');
+
+const shutdown = () => {
+  guard?.close();
+  void twins.close().finally(() => process.exit(0));
+};
+process.once('SIGTERM', shutdown);
+process.once('SIGINT', shutdown);

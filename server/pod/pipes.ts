@@ -1,0 +1,32 @@
+import { rm } from 'node:fs/promises';
+import { connect, createServer, type NetConnectOpts, type Server } from 'node:net';
+
+/**
+ * A byte pipe: every connection accepted on `listenOn` is joined to a new connection to `target`. The pod
+ * uses it across the namespace boundary (Unix sockets cross it; TCP does not), so it never parses HTTP.
+ */
+export async function startPipe(
+  listenOn: { path: string } | { port: number; host: string },
+  target: () => NetConnectOpts | undefined,
+): Promise<Server> {
+  const server = createServer((inbound) => {
+    const to = target();
+    if (!to) return inbound.destroy();
+    const outbound = connect(to);
+    inbound.on('error', () => outbound.destroy());
+    outbound.on('error', () => inbound.destroy());
+    inbound.pipe(outbound);
+    outbound.pipe(inbound);
+  });
+  if ('path' in listenOn) await rm(listenOn.path, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    const done = () => {
+      server.off('error', reject);
+      resolve();
+    };
+    if ('path' in listenOn) server.listen(listenOn.path, done);
+    else server.listen(listenOn.port, listenOn.host, done);
+  });
+  return server;
+}

@@ -1,0 +1,114 @@
+import t from 'tap';
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { call, createUser } from '../helpers/twinbox.ts';
+import { deployingTwinbox, githubToDeployFrom, settle } from '../helpers/deploy.ts';
+
+// A hostile app: at start it tries every way out of its sandbox and reports what happened at GET /.
+const probeApp = `
+const http = require('node:http');
+const net = require('node:net');
+const tryConnect = (host, port) => new Promise((resolve) => {
+  const socket = net.connect({ host, port, timeout: 3000 });
+  socket.once('connect', () => { socket.destroy(); resolve('connected'); });
+  socket.once('timeout', () => { socket.destroy(); resolve('timeout'); });
+  socket.once('error', (e) => resolve(e.code || e.message));
+});
+const tryHttp = (url, headers = {}) => fetch(url, { headers, signal: AbortSignal.timeout(4000) })
+  .then((r) => r.status).catch((e) => String(e.cause?.code || e.cause?.message || e.message));
+async function probe() {
+  const env = process.env;
+  return {
+    twinbox_api: await tryConnect('127.0.0.1', Number(env.TWINBOX_PORT)),
+    twinbox_api_host_ip: await tryConnect(env.HOST_IP, Number(env.TWINBOX_PORT)),
+    other_twin: await tryHttp(env.OTHER_TWIN_URL + '/v1/customers', { authorization: 'Bearer ' + env.OTHER_TWIN_KEY }),
+    other_app: await tryHttp(env.OTHER_APP_URL),
+    real_stripe: await tryHttp('https://api.stripe.com/v1/customers'),
+    literal_ip: await tryHttp('http://93.184.216.34/'),
+    own_twin: await tryHttp(env.STRIPE_API_BASE + '/v1/customers', { authorization: 'Bearer ' + env.STRIPE_SECRET_KEY }),
+  };
+}
+const results = probe();
+http.createServer(async (q, s) => s.end(JSON.stringify(await results))).listen(Number(env().PORT), '0.0.0.0');
+net.createServer(() => {}).listen(4444, '0.0.0.0');
+function env() { return process.env; }
+`;
+
+const plainApp = `require('node:http').createServer((q, s) => s.end('plain')).listen(Number(process.env.PORT), '0.0.0.0');`;
+
+function viaSocket(socketPath: string, path = '/'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    request({ socketPath, path }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve(body));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+t.test('an app in its own network namespace reaches its own twins and nothing else', async (t) => {
+  const gh = await githubToDeployFrom(t);
+  const files = (source: string) => ({
+    'package.json': JSON.stringify({ name: 'probe', private: true, scripts: { start: 'node server.js' } }),
+    'server.js': source,
+  });
+  await gh.createRepo({ owner: 'octocat', name: 'victim', files: files(plainApp) });
+  await gh.createRepo({ owner: 'octocat', name: 'attacker', files: files(probeApp) });
+  const tb = await deployingTwinbox(t, gh);
+  await tb.server.start();
+  const user = await createUser(tb);
+  const create = async (repo: string, env: Record<string, string> = {}) => {
+    const { body } = await call(tb, {
+      method: 'POST',
+      url: '/sandboxes',
+      token: user.key,
+      payload: { repo, branch: 'main', twins: ['stripe'], env },
+    });
+    return settle(tb, user, body.sandbox_id, 120_000);
+  };
+  const victim = await create('octocat/victim');
+  t.equal(victim.status, 'ready', victim.error ?? '');
+  t.equal(victim.isolation, 'full', 'the sandbox records full isolation');
+  const attacker = await create('octocat/attacker', {
+    TWINBOX_PORT: String(tb.server.info.port),
+    HOST_IP: '10.0.2.15',
+    OTHER_TWIN_URL: victim.twins.stripe.env_vars.STRIPE_API_BASE,
+    OTHER_TWIN_KEY: victim.twins.stripe.env_vars.STRIPE_SECRET_KEY,
+    OTHER_APP_URL: victim.app_url,
+  });
+  t.equal(attacker.status, 'ready', attacker.error ?? '');
+  const pod = tb.engine!.deployer.podOf(attacker.sandbox_id)!;
+  const results = JSON.parse(await viaSocket(pod.appSocket()));
+  t.comment(JSON.stringify(results));
+  t.equal(results.own_twin, 200, 'its own Stripe twin answers at the URL its env_vars name');
+  t.not(results.twinbox_api, 'connected', "Twinbox's API port is out of reach");
+  t.not(results.twinbox_api_host_ip, 'connected', "Twinbox's API port is out of reach on the host's address");
+  t.not(results.other_twin, 200, "another sandbox's twin is out of reach, even with its key");
+  t.not(results.other_app, 200, "another sandbox's app is out of reach");
+  t.type(results.real_stripe, 'string', 'the real Stripe is out of reach (no HTTP status came back)');
+  t.type(results.literal_ip, 'string', 'an address on the internet is out of reach');
+
+  // Listening on 0.0.0.0 inside exposes nothing on the host.
+  const outside = await new Promise<string>((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port: 4444 });
+    socket.once('connect', () => (socket.destroy(), resolve('connected')));
+    socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+  });
+  t.not(outside, 'connected', 'a port the app opened on 0.0.0.0 is not on the host');
+
+  // The outbound-call guard names the attempt on the sandbox and in its log.
+  const after = (await call(tb, { url: `/sandboxes/${attacker.sandbox_id}`, token: user.key })).body;
+  const stripe = after.blocked_egress.find((b: { host: string }) => b.host === 'api.stripe.com');
+  t.ok(stripe, 'blocked_egress names api.stripe.com');
+  t.equal(stripe?.port, 443);
+  t.ok(stripe?.count >= 1);
+  t.ok(
+    after.blocked_egress.find(
+      (b: { host: string; port: number }) => b.host === '93.184.216.34' && b.port === 80,
+    ),
+  );
+  const logs = (await call(tb, { url: `/sandboxes/${attacker.sandbox_id}/logs`, token: user.key })).body;
+  t.match(logs, /blocked outbound call to api\.stripe\.com:443 \(this code tried to call the real Stripe/);
+});
