@@ -1,60 +1,148 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Cgroups, type CgroupsOptions, type CgroupUsage, type CgroupVersion } from './cgroups.ts';
+import { HELPER_ENV, helpers, helper, type Helpers } from './helpers.ts';
 
 /** One command to run for a sandbox: a shell line, its directory and the paths it may see. */
 export interface ExecSpec {
   command: string;
+  /** The sandbox the command belongs to: names its cgroup, which all its steps share. */
+  sandboxId: string;
   /** The sandbox's workspace: the working directory, writable. */
   cwd: string;
   /** Further paths the command may read (the dependency cache it links to). */
   readOnly?: string[];
-  /** Further paths the command may write (the npm cache during an install). */
+  /** Further paths the command may write. */
   writable?: string[];
-  /** RLIMIT_DATA of every process of the command, in bytes. */
+  /** A network namespace to run in (a path such as /run/netns/<name>); absent: Twinbox's own. */
+  netns?: string;
+  /**
+   * Files shown read-only at other paths inside (inside path -> host file): a sandbox in its own network
+   * namespace gets an /etc/resolv.conf naming its pod's DNS and an /etc/hosts of its own.
+   */
+  files?: Record<string, string>;
+  /** RLIMIT_DATA of every process of the command, in bytes (defence in depth under the cgroup's limit). */
   memoryBytes: number;
 }
+
+/** Per-sandbox limits, across all of a sandbox's processes and steps. */
+export interface SandboxLimits {
+  pids: number;
+  /** Hard CPU quota in cores. */
+  cpus: number;
+  memoryBytes: number;
+  /** Size of the sandbox's private /tmp (a tmpfs; its pages also count as the sandbox's memory). */
+  tmpBytes: number;
+}
+
+/** What actually holds on this host; the lead refuses production starts on a weak answer. */
+export interface IsolationCapabilities {
+  /** Own PID namespace: a sandbox cannot see or signal other processes. */
+  processes: boolean;
+  /** Own file-system view: the workspace, its dependencies, the system's binaries, nothing else. */
+  filesystem: boolean;
+  /** Process count, memory and CPU capped per sandbox, and by which cgroup version; 'none': not enforced. */
+  cgroups: CgroupVersion;
+  /** uid 65534 in a user namespace; false: Twinbox's own uid (root: uid 0 without capabilities). */
+  userNamespace: boolean;
+  /** /tmp is a private tmpfs of limits.tmpBytes. */
+  tmpSize: boolean;
+  /** No capabilities and no_new_privs inside: setuid binaries gain nothing. */
+  noPrivileges: boolean;
+}
+
+export type IsolationMode = 'bubblewrap-userns' | 'bubblewrap' | 'process-group';
 
 /** How commands are confined. `wrap` returns the argv to spawn (detached, as its own process group). */
 export interface Isolation {
   readonly name: 'bubblewrap' | 'process-group';
+  readonly mode: IsolationMode;
+  readonly capabilities: IsolationCapabilities;
+  readonly limits: SandboxLimits;
+  /**
+   * The argv that runs `spec.command` confined, every element outside the sandbox an absolute path
+   * resolved at start. Creates the sandbox's cgroup (idempotent) and throws when it cannot. The command's
+   * shell reads its environment as a script on stdin (`environmentScript`), so nothing of the app's
+   * environment reaches the programs that run outside the sandbox; spawnGroup does this.
+   */
   wrap(spec: ExecSpec): string[];
+  /** Kills every process left in the sandbox's cgroup and removes it. Call after the steps are stopped. */
+  release(sandboxId: string): Promise<void>;
+  /** Releases the cgroups a crashed earlier run left (this instance's only); returns their sandbox ids. */
+  killLeftovers(): Promise<string[]>;
+  /** CPU, memory and process use of a sandbox so far; undefined without cgroups. */
+  usage(sandboxId: string): CgroupUsage | undefined;
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 /**
- * Limits applied in both modes with prlimit: memory (data segment: heap and anonymous mappings, unlike
- * RLIMIT_AS which V8's large reservations would trip), file size, no core dumps. `nice` keeps apps from
- * starving Twinbox itself of CPU.
+ * The app's environment as a shell script of exports: what the sandboxed shell reads on stdin. The
+ * environment never passes through the helpers outside the sandbox (LD_PRELOAD, PATH, BASH_FUNC_* set by a
+ * repository would otherwise act on programs running as Twinbox's user), and never appears in a command
+ * line other users can read. Names that are not shell names are dropped.
  */
-function limits(spec: ExecSpec): string[] {
-  const tools: string[] = [];
-  if (onPath('prlimit'))
-    tools.push(
-      'prlimit',
+export function environmentScript(env: Record<string, string>): string {
+  return Object.entries(env)
+    .filter(([name, value]) => NAME.test(name) && !value.includes('\0'))
+    .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
+    .join('');
+}
+
+/** The sandboxed shell's first lines: the environment from stdin, then stdin becomes /dev/null. */
+function withEnvironment(tools: Helpers, command: string): string {
+  return `eval "$(${tools.cat!})" || exit 125\nexec </dev/null\n${command}`;
+}
+
+/**
+ * Joins the sandbox's cgroup before anything of the command runs: a shell (by absolute path, with
+ * Twinbox's fixed environment) writes its own pid into each `cgroup.procs`, then execs the rest. Files and
+ * argv are arguments, never part of the script.
+ */
+function joinCgroup(tools: Helpers, procsFiles: string[], argv: string[]): string[] {
+  if (!procsFiles.length) return argv;
+  return [
+    tools.sh!,
+    '-c',
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"',
+    'twinbox-join-cgroup',
+    String(procsFiles.length),
+    ...procsFiles,
+    ...argv,
+  ];
+}
+
+function enterNetns(tools: Helpers, netns: string | undefined, argv: string[]): string[] {
+  if (!netns) return argv;
+  if (!netns.startsWith('/')) throw new Error(`network namespace must be an absolute path: ${netns}`);
+  if (!tools.nsenter) throw new Error('nsenter is not installed: cannot enter the sandbox network namespace');
+  return [tools.nsenter, `--net=${netns}`, '--', ...argv];
+}
+
+/**
+ * RLIMIT_DATA (heap and anonymous mappings, unlike RLIMIT_AS which V8's large reservations would trip),
+ * file size, no core dumps, by the resolved prlimit; `nice` keeps apps from starving Twinbox of CPU. Under
+ * the cgroup's limits, this is defence in depth.
+ */
+function rlimits(tools: Helpers, spec: ExecSpec): string[] {
+  const prefix: string[] = [];
+  if (tools.prlimit)
+    prefix.push(
+      tools.prlimit,
       `--data=${spec.memoryBytes}`,
       `--fsize=${2 * 1024 * 1024 * 1024}`,
       '--core=0',
       '--',
     );
-  if (onPath('nice')) tools.push('nice', '-n', '10');
-  return tools;
+  if (tools.nice) prefix.push(tools.nice, '-n', '10');
+  return prefix;
 }
-
-const pathCache = new Map<string, boolean>();
-function onPath(binary: string): boolean {
-  let found = pathCache.get(binary);
-  if (found === undefined) {
-    found = spawnSync('sh', ['-c', `command -v ${binary}`], { stdio: 'ignore' }).status === 0;
-    pathCache.set(binary, found);
-  }
-  return found;
-}
-
-/** Plain process groups: the app sees the whole file system Twinbox's user sees. The fallback. */
-export const processGroupIsolation: Isolation = {
-  name: 'process-group',
-  wrap: (spec) => [...limits(spec), '/bin/sh', '-c', spec.command],
-};
 
 /** The read-only view of the system an app gets: binaries, libraries, and only the /etc it needs. */
 function systemBinds(): string[] {
@@ -83,73 +171,211 @@ function systemBinds(): string[] {
   return args;
 }
 
-function bubblewrap(userNamespace: boolean): Isolation {
-  const system = systemBinds();
-  return {
-    name: 'bubblewrap',
-    wrap(spec) {
-      const args = [
-        'bwrap',
-        ...system,
-        '--proc',
-        '/proc',
-        '--dev',
-        '/dev',
-        // A private /tmp; the workspace is bound after it, since it may itself live under /tmp.
-        '--tmpfs',
-        '/tmp',
-        '--bind',
-        spec.cwd,
-        spec.cwd,
-      ];
-      for (const path of spec.readOnly ?? []) args.push('--ro-bind', path, path);
-      for (const path of spec.writable ?? []) args.push('--bind', path, path);
-      args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
-      // Unprivileged inside: uid 65534 in a user namespace, so root on the host is not root in the app.
-      if (userNamespace) args.push('--unshare-user', '--uid', '65534', '--gid', '65534');
-      // No --unshare-net: the app must reach its twins on the host's loopback. No --new-session either:
-      // the app must stay in the process group Twinbox kills (it has no terminal to abuse anyway).
-      args.push(
-        '--die-with-parent',
-        '--hostname',
-        'sandbox',
-        '--chdir',
-        spec.cwd,
-        '--',
-        '/bin/sh',
-        '-c',
-        spec.command,
-      );
-      return [...limits(spec), ...args];
-    },
-  };
+function bubblewrapArgv(
+  tools: Helpers,
+  system: string[],
+  userNamespace: boolean,
+  limits: SandboxLimits,
+  spec: ExecSpec,
+): string[] {
+  const args = [tools.bwrap!];
+  // Unprivileged inside: uid 65534 in a user namespace, so root on the host is not root in the app, and
+  // no further user namespaces (each would hand the app a fresh set of capabilities to attack the kernel).
+  if (userNamespace) args.push('--unshare-user', '--uid', '65534', '--gid', '65534', '--disable-userns');
+  args.push(
+    ...system,
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    // A private, size-capped /tmp; the workspace is bound after it, since it may itself live under /tmp.
+    '--size',
+    String(limits.tmpBytes),
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    spec.cwd,
+    spec.cwd,
+  );
+  for (const path of spec.readOnly ?? []) args.push('--ro-bind', path, path);
+  for (const path of spec.writable ?? []) args.push('--bind', path, path);
+  for (const [inside, file] of Object.entries(spec.files ?? {})) args.push('--ro-bind', file, inside);
+  args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
+  // Every mode: without a user namespace bwrap would otherwise keep root's capabilities for the app.
+  // bwrap also always sets no_new_privs, so setuid binaries inside gain nothing.
+  args.push('--cap-drop', 'ALL');
+  // No --unshare-net here: the caller picks the network namespace (ExecSpec.netns). No --new-session:
+  // the detached spawn already made a new session without a terminal, and the app must stay in the
+  // process group Twinbox signals (SIGTERM first, for a graceful stop).
+  args.push(
+    '--die-with-parent',
+    '--clearenv',
+    '--hostname',
+    'sandbox',
+    '--chdir',
+    spec.cwd,
+    '--',
+    '/bin/sh',
+    '-c',
+    withEnvironment(tools, spec.command),
+  );
+  return args;
 }
 
 /**
- * Picks the strongest isolation that actually works here, by running `true` under it: bubblewrap with a
- * user namespace, bubblewrap without, then plain process groups. Containers often forbid namespaces, so
- * bwrap being on PATH proves nothing.
+ * No namespaces: the app sees what Twinbox's user sees. What still holds: the cgroup, rlimits, and (with
+ * setpriv) no capabilities and no_new_privs, so Twinbox running as root does not hand root's powers over.
  */
-export function probeIsolation(mode: 'auto' | 'off'): { isolation: Isolation; warning?: string } {
-  if (mode === 'off')
-    return {
-      isolation: processGroupIsolation,
-      warning: 'sandbox isolation is off (TWINBOX_SANDBOX_ISOLATION=off)',
-    };
-  if (!onPath('bwrap'))
-    return {
-      isolation: processGroupIsolation,
-      warning: 'bubblewrap (bwrap) is not installed: apps run as plain process groups, not isolated',
-    };
-  for (const userNamespace of [true, false]) {
-    const candidate = bubblewrap(userNamespace);
-    const argv = candidate.wrap({ command: 'true', cwd: '/', memoryBytes: 256 * 1024 * 1024 }).slice(0);
-    const bwrapAt = argv.indexOf('bwrap');
-    const probe = spawnSync(argv[bwrapAt]!, argv.slice(bwrapAt + 1), { stdio: 'ignore', timeout: 10_000 });
-    if (probe.status === 0) return { isolation: candidate };
+function processGroupArgv(tools: Helpers, spec: ExecSpec): string[] {
+  const drop: string[] = [];
+  if (tools.setpriv) {
+    drop.push(tools.setpriv, '--no-new-privs', '--inh-caps=-all');
+    // Exec as uid 0 grants the bounding set; an empty one leaves root without capabilities.
+    if (process.getuid?.() === 0) drop.push('--bounding-set=-all');
+    drop.push('--');
   }
+  return [
+    ...drop,
+    ...rlimits(tools, spec),
+    tools.env!,
+    '-i',
+    '/bin/sh',
+    '-c',
+    withEnvironment(tools, spec.command),
+  ];
+}
+
+export interface IsolationOptions extends CgroupsOptions {
+  /** Share one Cgroups between isolations (tests building several modes); opened from limits otherwise. */
+  cgroups?: Cgroups;
+}
+
+/** Builds one mode without probing it (probeIsolation picks the strongest that works). */
+export function createIsolation(
+  mode: IsolationMode,
+  limits: SandboxLimits,
+  opts: IsolationOptions = {},
+): Isolation {
+  const tools = helpers();
+  for (const name of ['sh', 'cat', 'env'] as const) helper(name);
+  if (mode !== 'process-group') helper('bwrap');
+  const cgroups = opts.cgroups ?? Cgroups.open(limits, opts);
+  const bubblewrap = mode !== 'process-group';
+  const system = bubblewrap ? systemBinds() : [];
+  const inner = (spec: ExecSpec): string[] =>
+    bubblewrap
+      ? [
+          ...rlimits(tools, spec),
+          ...bubblewrapArgv(tools, system, mode === 'bubblewrap-userns', limits, spec),
+        ]
+      : processGroupArgv(tools, spec);
   return {
-    isolation: processGroupIsolation,
-    warning: 'bubblewrap cannot create namespaces here: apps run as plain process groups, not isolated',
+    name: bubblewrap ? 'bubblewrap' : 'process-group',
+    mode,
+    limits,
+    capabilities: {
+      processes: bubblewrap,
+      filesystem: bubblewrap,
+      cgroups: cgroups.version,
+      userNamespace: mode === 'bubblewrap-userns',
+      tmpSize: bubblewrap,
+      noPrivileges: bubblewrap || Boolean(tools.setpriv),
+    },
+    wrap(spec) {
+      const procs = cgroups.create(spec.sandboxId);
+      return joinCgroup(tools, procs, enterNetns(tools, spec.netns, inner(spec)));
+    },
+    async release(sandboxId) {
+      if (!(await cgroups.release(sandboxId)))
+        throw new Error(`processes of sandbox ${sandboxId} were still alive after SIGKILL`);
+    },
+    killLeftovers: () => cgroups.sweep(),
+    usage: (sandboxId) => cgroups.usage(sandboxId),
   };
+}
+
+/** Runs `exit 0` under a candidate (without a cgroup): does this mode work on this host? */
+function works(isolation: Isolation, probeLimits: SandboxLimits): { ok: boolean; detail: string } {
+  const tools = helpers();
+  const cwd = mkdtempSync(join(tmpdir(), 'twinbox-probe-'));
+  try {
+    return worksIn(cwd, isolation, probeLimits, tools);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+function worksIn(
+  cwd: string,
+  isolation: Isolation,
+  probeLimits: SandboxLimits,
+  tools: Helpers,
+): { ok: boolean; detail: string } {
+  const spec: ExecSpec = {
+    command: 'exit 0',
+    sandboxId: 'probe',
+    cwd,
+    memoryBytes: Math.max(256 * 1024 * 1024, probeLimits.memoryBytes),
+  };
+  const argv =
+    isolation.mode === 'process-group'
+      ? processGroupArgv(tools, spec)
+      : [
+          ...rlimits(tools, spec),
+          ...bubblewrapArgv(tools, systemBinds(), isolation.mode === 'bubblewrap-userns', probeLimits, spec),
+        ];
+  const probe = spawnSync(argv[0]!, argv.slice(1), {
+    env: HELPER_ENV,
+    input: '',
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  return { ok: probe.status === 0, detail: (probe.stderr || probe.error?.message || '').trim() };
+}
+
+/**
+ * Picks the strongest isolation that actually works here, by running a no-op under it: bubblewrap with a
+ * user namespace, bubblewrap without, then plain process groups. Containers often forbid namespaces, so
+ * bwrap being installed proves nothing. Cgroups apply in every mode when the host lets Twinbox write them.
+ * `warnings` says what does not hold; `isolation.capabilities` says it as data.
+ */
+export function probeIsolation(
+  mode: 'auto' | 'off',
+  limits: SandboxLimits,
+  opts: IsolationOptions = {},
+): { isolation: Isolation; warning?: string; warnings: string[] } {
+  const cgroups = opts.cgroups ?? Cgroups.open(limits, opts);
+  const warnings: string[] = [];
+  if (cgroups.version === 'none')
+    warnings.push(
+      `cgroups are not usable (${cgroups.reason}): process count, memory and CPU are not capped per sandbox`,
+    );
+  const tools = helpers();
+  if (!tools.prlimit) warnings.push('prlimit is not installed: no RLIMIT_DATA per process');
+  const fallback = (reason: string) => {
+    const isolation = createIsolation('process-group', limits, { ...opts, cgroups });
+    warnings.unshift(reason);
+    if (!isolation.capabilities.noPrivileges)
+      warnings.push('setpriv is not installed: apps keep the capabilities of Twinbox’s user');
+    return { isolation, warning: warnings.join('; '), warnings };
+  };
+  if (mode === 'off') return fallback('sandbox isolation is off (TWINBOX_SANDBOX_ISOLATION=off)');
+  if (!tools.bwrap)
+    return fallback('bubblewrap (bwrap) is not installed: apps run as plain process groups, not isolated');
+  const failures: string[] = [];
+  for (const candidateMode of ['bubblewrap-userns', 'bubblewrap'] as const) {
+    const candidate = createIsolation(candidateMode, limits, { ...opts, cgroups });
+    const result = works(candidate, limits);
+    if (result.ok) {
+      if (candidateMode === 'bubblewrap')
+        warnings.push(
+          `no user namespaces here (${failures[0]}): apps run as Twinbox's uid with all capabilities dropped`,
+        );
+      return { isolation: candidate, warning: warnings.length ? warnings.join('; ') : undefined, warnings };
+    }
+    failures.push(result.detail || 'failed');
+  }
+  return fallback(
+    `bubblewrap cannot create namespaces here (${failures.join('; ')}): apps run as plain process groups, not isolated`,
+  );
 }

@@ -1,27 +1,96 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, fstatSync, openSync, renameSync, type WriteStream } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 
+/** The on-disk cap when the caller names none (TWINBOX_APP_LOG_FILE_BYTES's default). */
+export const DEFAULT_LOG_FILE_BYTES = 16 * 1024 * 1024;
+
+const DROPPED = '\n[twinbox] output dropped: the log file cannot keep up\n';
+
 /**
  * One sandbox's output (install, build, app): the last `maxBytes` in memory for the logs endpoint and error
- * texts, everything appended to `<dataDir>/logs/<id>.log`, which outlives the sandbox for post-mortems.
+ * texts, and on disk `<id>.log` plus one older `<id>.log.1`, which outlive the sandbox for post-mortems.
+ * Each file holds at most half of `maxFileBytes`: when `<id>.log` would pass that it becomes `<id>.log.1`
+ * (replacing the older one) and a new `<id>.log` starts, so the two never take more than `maxFileBytes`
+ * however much an app prints.
  */
 export class LogSink {
   private chunks: Buffer[] = [];
   private size = 0;
-  private readonly file: WriteStream;
+  private file: WriteStream | undefined;
+  private fileBytes = 0;
+  private readonly half: number;
+  private dropping = false;
+  private closing: WriteStream[] = [];
 
   constructor(
     readonly path: string,
     private readonly maxBytes: number,
+    readonly maxFileBytes = DEFAULT_LOG_FILE_BYTES,
   ) {
-    this.file = createWriteStream(path, { flags: 'a', mode: 0o600 });
-    this.file.on('error', () => {}); // a full disk must not crash Twinbox; the ring buffer still works
+    this.half = Math.max(1, Math.floor(maxFileBytes / 2));
+    this.file = this.openFile();
+  }
+
+  /**
+   * The file is opened synchronously, so the stream is bound to this inode before any rename: whatever it
+   * still has queued lands in the file that became `.1`, never in a new `<id>.log`.
+   */
+  private openFile(): WriteStream | undefined {
+    try {
+      const fd = openSync(this.path, 'a', 0o600);
+      this.fileBytes = fstatSync(fd).size;
+      const stream = createWriteStream(this.path, { fd });
+      stream.on('error', () => {}); // a full disk must not crash Twinbox; the ring buffer still works
+      return stream;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private rotate(): void {
+    if (this.file) this.closing.push(this.file.end());
+    try {
+      renameSync(this.path, `${this.path}.1`);
+    } catch {
+      // nothing to keep
+    }
+    this.file = this.openFile();
+    this.fileBytes = 0;
+  }
+
+  /** Bytes handed to streams (this file's and rotated ones still flushing) but not yet on disk. */
+  private queued(): number {
+    this.closing = this.closing.filter((stream) => !stream.closed);
+    let total = this.file?.writableLength ?? 0;
+    for (const stream of this.closing) total += stream.writableLength;
+    return total;
+  }
+
+  private toFile(chunk: Buffer): void {
+    if (!this.file) return;
+    // Output faster than the disk takes it would queue in Twinbox's memory: past a cap's worth, drop it.
+    if (this.queued() > this.maxFileBytes) {
+      if (!this.dropping && this.fileBytes + DROPPED.length <= this.half) {
+        this.file.write(DROPPED);
+        this.fileBytes += DROPPED.length;
+      }
+      this.dropping = true;
+      return;
+    }
+    this.dropping = false;
+    const data = chunk.length > this.half ? chunk.subarray(chunk.length - this.half) : chunk;
+    if (this.fileBytes + data.length > this.half) {
+      this.rotate();
+      if (!this.file) return;
+    }
+    this.file.write(data);
+    this.fileBytes += data.length;
   }
 
   write(data: Buffer | string): void {
     const chunk = typeof data === 'string' ? Buffer.from(data) : data;
-    this.file.write(chunk);
+    this.toFile(chunk);
     this.chunks.push(chunk);
     this.size += chunk.length;
     while (this.size > this.maxBytes) {
@@ -52,7 +121,27 @@ export class LogSink {
   }
 
   close(): Promise<void> {
-    return new Promise((resolve) => this.file.end(resolve));
+    const file = this.file;
+    this.file = undefined;
+    return new Promise((resolve) => (file ? file.end(resolve) : resolve()));
+  }
+}
+
+/** The last `length` bytes of a file, or fewer; empty when it does not exist. */
+async function lastBytes(path: string, length: number): Promise<Buffer> {
+  try {
+    const handle = await open(path, 'r');
+    try {
+      const { size } = await handle.stat();
+      const n = Math.min(size, length);
+      const buffer = Buffer.alloc(n);
+      await handle.read(buffer, 0, n, size - n);
+      return buffer;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return Buffer.alloc(0);
   }
 }
 
@@ -63,13 +152,15 @@ export class SandboxLogs {
   constructor(
     private readonly dir: string,
     private readonly maxBytes: number,
+    /** Cap on disk per sandbox, both files together (TWINBOX_APP_LOG_FILE_BYTES). */
+    private readonly maxFileBytes = DEFAULT_LOG_FILE_BYTES,
   ) {}
 
   async open(sandboxId: string): Promise<LogSink> {
     const existing = this.live.get(sandboxId);
     if (existing) return existing;
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const sink = new LogSink(this.pathOf(sandboxId), this.maxBytes);
+    const sink = new LogSink(this.pathOf(sandboxId), this.maxBytes, this.maxFileBytes);
     this.live.set(sandboxId, sink);
     return sink;
   }
@@ -84,24 +175,17 @@ export class SandboxLogs {
     await sink?.close();
   }
 
-  /** The last `maxBytes` of a sandbox's log, live or from its file; '' when it never logged. */
+  /** The last `maxBytes` of a sandbox's log, live or from its files (newest last); '' when it never logged. */
   async read(sandboxId: string): Promise<string> {
     const sink = this.live.get(sandboxId);
     if (sink) return sink.text();
-    try {
-      const handle = await open(this.pathOf(sandboxId), 'r');
-      try {
-        const { size } = await handle.stat();
-        const length = Math.min(size, this.maxBytes);
-        const buffer = Buffer.alloc(length);
-        await handle.read(buffer, 0, length, size - length);
-        return buffer.toString('utf8');
-      } finally {
-        await handle.close();
-      }
-    } catch {
-      return '';
-    }
+    const path = this.pathOf(sandboxId);
+    const newest = await lastBytes(path, this.maxBytes);
+    const older =
+      newest.length < this.maxBytes
+        ? await lastBytes(`${path}.1`, this.maxBytes - newest.length)
+        : Buffer.alloc(0);
+    return Buffer.concat([older, newest]).toString('utf8');
   }
 
   private pathOf(sandboxId: string): string {

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ExecSpec, Isolation } from './isolation.ts';
+import { HELPER_ENV } from './helpers.ts';
+import { environmentScript, type ExecSpec, type Isolation } from './isolation.ts';
 import type { LogSink } from './logs.ts';
 
 export interface Exit {
@@ -49,21 +50,10 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * A shell prelude that unsets every variable but `allowed`. `spawn` is given exactly the app's variables,
- * but whatever instruments child_process in Twinbox's own process (test harnesses, APM agents) may add its
- * own, such as NODE_OPTIONS; this makes the app's environment its own whatever the parent does.
- */
-function scrubEnvironment(allowed: string[]): string {
-  const names = allowed.filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
-  return (
-    `for __n in $(env | sed -n 's/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p'); do ` +
-    `case "$__n" in ${['PWD', ...names].join('|')}) ;; *) unset "$__n" 2>/dev/null ;; esac; done; unset __n`
-  );
-}
-
-/**
- * Spawns `spec` confined by `isolation`, detached (a new process group, so one signal reaches the app and
- * everything it forked), with exactly `env` as its environment, output into `log`.
+ * Spawns `spec` confined by `isolation`, detached (a new session and process group, so one signal reaches
+ * the app and everything it forked), with exactly `env` as its environment, output into `log`. The
+ * programs outside the sandbox run with Twinbox's fixed environment; `env` goes to the sandboxed shell as
+ * a script on its stdin (see Isolation.wrap). Throws when the sandbox's cgroup cannot be made.
  */
 export function spawnGroup(
   spec: ExecSpec,
@@ -71,11 +61,16 @@ export function spawnGroup(
   isolation: Isolation,
   log: LogSink,
 ): GroupProcess {
-  const [file, ...args] = isolation.wrap({
-    ...spec,
-    command: `${scrubEnvironment(Object.keys(env))}\n${spec.command}`,
+  const [file, ...args] = isolation.wrap(spec);
+  const child = spawn(file!, args, {
+    cwd: spec.cwd,
+    env: { ...HELPER_ENV },
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const child = spawn(file!, args, { cwd: spec.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // EPIPE when the command fails before its shell reads: the exit code tells the story.
+  child.stdin.on('error', () => {});
+  child.stdin.end(environmentScript(env));
   child.stdout.on('data', (chunk: Buffer) => log.write(chunk));
   child.stderr.on('data', (chunk: Buffer) => log.write(chunk));
   const exited = new Promise<Exit>((resolve) => {
@@ -86,7 +81,14 @@ export function spawnGroup(
     child.once('exit', (code, signal) => {
       // Whatever the leader left behind in its group goes with it.
       if (child.pid) signalGroup(child.pid, 'SIGKILL');
-      resolve({ code, signal });
+      // Output still in the pipes belongs in the log before anyone reads it; a process that escaped the
+      // group could hold them open forever, hence the bound.
+      const done = () => resolve({ code, signal });
+      const timer = setTimeout(done, 500);
+      child.once('close', () => {
+        clearTimeout(timer);
+        done();
+      });
     });
   });
   const pid = child.pid ?? -1;
