@@ -1,15 +1,34 @@
 import type { WebhookOutbox } from './webhooks.ts';
 
-/** Thrown by drivers and the admin API for bad input: becomes a 4xx JSON body with `detail`. */
+/**
+ * Thrown by drivers and the admin API for bad input: becomes a 4xx body (the vendor's shape on vendor
+ * routes, `detail` on the admin API). `code` says what kind of bad input, so a driver can pick the
+ * vendor's own error for it (e.g. `invalid_json`, `forbidden_key`, `too_large`).
+ */
 export class TwinInputError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'TwinInputError';
   }
 }
+
+/** What a twin sees of a request before its body is read. */
+export interface RequestHead {
+  method: string;
+  url: URL;
+  headers: Headers;
+}
+
+/**
+ * The verdict on a request's credentials, given before any of its body is read: `true` for valid
+ * credentials, `'public'` for a route that needs none (or carries them in the body, which `handle` then
+ * checks; such bodies are still capped), or the vendor's refusal to send without reading the body.
+ */
+export type Authorization = true | 'public' | Response;
 
 /** An admin route a driver adds beyond the common ones (e.g. GitHub: push files to a repository). */
 export type DriverAdminHandler = (
@@ -24,7 +43,16 @@ export type DriverAdminHandler = (
  * every twin.
  */
 export interface TwinDriver {
+  /** Checks credentials from the request line and headers only; see Authorization. */
+  authorize(head: RequestHead): Authorization | Promise<Authorization>;
   handle(request: Request): Promise<Response>;
+  /**
+   * The vendor's error body for input refused before `handle` (400 bad keys or JSON, 413 too large) or
+   * a TwinInputError thrown by it; `code` is the TwinInputError's code. 5xx only for our own bugs.
+   */
+  errorResponse(status: number, message: string, code?: string): Response;
+  /** Whether form field values can be JSON documents the twin parses (checked for forbidden keys too). */
+  readonly jsonFormFields?: boolean;
   envVars(): Record<string, string>;
   /** Secret values to mask in the request log wherever they appear. */
   secrets(): string[];

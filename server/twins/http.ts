@@ -1,27 +1,94 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export async function readBody(req: IncomingMessage, limitBytes = 50 * 1024 * 1024): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > limitBytes) throw new Error('request body too large');
-    chunks.push(buf);
+/** Default cap on a twin request body (`bodyLimitBytes`, `TWINBOX_TWIN_BODY_BYTES`). */
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`request body is larger than ${limitBytes} bytes`);
+    this.name = 'BodyTooLargeError';
   }
-  return Buffer.concat(chunks);
 }
 
-export function toFetchRequest(req: IncomingMessage, body: Buffer, origin: string): Request {
+/** The client went away before its body was read: nothing to answer. */
+export class RequestAbortedError extends Error {
+  constructor() {
+    super('request closed before its body was read');
+    this.name = 'RequestAbortedError';
+  }
+}
+
+/** The declared `content-length`, or undefined when absent or not a plain number (chunked bodies). */
+export function declaredLength(req: IncomingMessage): number | undefined {
+  const raw = req.headers['content-length'];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
+}
+
+/**
+ * Reads a body of at most `limitBytes`: a declared length over the cap is refused before anything is
+ * read, and a chunked body stops being read at the first chunk past the cap (BodyTooLargeError either way).
+ */
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  const declared = declaredLength(req);
+  if (declared !== undefined && declared > limitBytes) {
+    return Promise.reject(new BodyTooLargeError(limitBytes));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    // Stops reading without destroying the request, so the 413 can still be written on its socket.
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        cleanup();
+        req.pause();
+        reject(new BodyTooLargeError(limitBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new RequestAbortedError());
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+export function headersOf(req: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [key, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) headers.append(key, item);
-    else headers.set(key, value);
+    try {
+      if (Array.isArray(value)) for (const item of value) headers.append(key, item);
+      else headers.set(key, value);
+    } catch {
+      // A header value fetch's Headers refuses (Node's parser is laxer): the twin never needs it.
+    }
   }
-  const method = req.method ?? 'GET';
+  return headers;
+}
+
+export function toFetchRequest(method: string, url: URL, headers: Headers, body: Buffer): Request {
   const hasBody = method !== 'GET' && method !== 'HEAD' && body.length > 0;
-  return new Request(new URL(req.url ?? '/', origin), { method, headers, body: hasBody ? body : undefined });
+  return new Request(url, { method, headers, body: hasBody ? body : undefined });
 }
 
 export function writeResponse(res: ServerResponse, status: number, headers: Headers, body: Buffer): void {
@@ -53,6 +120,8 @@ export function errorBody(status: number, detail: string, code?: string) {
         ? 'Not Found'
         : status === 409
           ? 'Conflict'
-          : 'Bad Request';
+          : status === 413
+            ? 'Payload Too Large'
+            : 'Bad Request';
   return { statusCode: status, error, message: detail, detail, ...(code ? { code } : {}) };
 }

@@ -4,10 +4,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_PREFIX, routeAdmin } from './admin.ts';
 import { TwinInputError, type TwinDriver, type TwinFactory } from './driver.ts';
 import { FaultInjector } from './faults.ts';
-import { errorBody, readBody, toFetchRequest, writeResponse } from './http.ts';
+import {
+  BodyTooLargeError,
+  DEFAULT_BODY_LIMIT_BYTES,
+  errorBody,
+  headersOf,
+  readBody,
+  RequestAbortedError,
+  toFetchRequest,
+  writeResponse,
+} from './http.ts';
 import { writeInstance } from './persistence.ts';
 import { redactBody, redactPath } from './redact.ts';
 import { RequestLog } from './request-log.ts';
+import { assertSafeFormKey, parseJsonSafe, screenRequest } from './safe-json.ts';
 import { randomToken, tokenMatchesHash } from './secrets.ts';
 
 export interface TwinEntry {
@@ -28,6 +38,8 @@ export interface InstanceOptions {
   dataDir: string;
   bindHost: string;
   publicHost: string;
+  /** Largest request body read (default 1 MiB); larger ones get the vendor's 413 (`config.twinBodyBytes`). */
+  bodyLimitBytes?: number;
   /** 0 for any free port; a previous port is tried first on restore. */
   port: number;
   adminTokenHash: string;
@@ -147,58 +159,99 @@ export class TwinInstance {
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     const path = req.url ?? '/';
-    try {
-      const body = await readBody(req);
-      const pathname = path.split('?')[0] ?? '/';
-      if (pathname === ADMIN_PREFIX || pathname.startsWith(`${ADMIN_PREFIX}/`)) {
-        await this.onAdmin(req, res, pathname.slice(ADMIN_PREFIX.length) || '/', path, body);
-        return;
-      }
-      const request = toFetchRequest(req, body, this.baseUrl);
-      const fault = this.faults.decide(request.method, pathname);
-      if (fault?.latency_ms) await sleep(fault.latency_ms);
-      let response: Response;
-      let faultLabel: string | undefined;
-      if (fault?.rate_limit) {
-        response = this.driver.faultResponse('rate_limit', 429);
-        faultLabel = `rate_limit#${fault.id}`;
-      } else if (fault?.status) {
-        response = this.driver.faultResponse('status', fault.status);
-        faultLabel = `status#${fault.id}`;
-      } else {
-        if (fault) faultLabel = `latency#${fault.id}`;
-        response = await this.driver.handle(request);
-      }
-      const out = Buffer.from(await response.arrayBuffer());
-      writeResponse(res, response.status, response.headers, out);
-      const known = this.driver.secrets();
-      this.log.add({
-        at: new Date().toISOString(),
-        method: request.method,
-        path: redactPath(path, known),
-        status: response.status,
-        duration_ms: Math.round((performance.now() - started) * 100) / 100,
-        request_body: redactBody(body.toString('utf8'), req.headers['content-type'] ?? '', known),
-        response_body: redactBody(out.toString('utf8'), response.headers.get('content-type') ?? '', known),
-        ...(faultLabel ? { fault: faultLabel } : {}),
-      });
-      // OAuth authorize (a GET) also creates state: a pending code.
-      if (request.method !== 'GET' || pathname.startsWith('/login/oauth')) this.scheduleSave();
-    } catch (error) {
-      this.opts.logger?.error(
-        { err: error, twin: this.name, path: path.split('?')[0] },
-        'twin request failed',
-      );
-      if (!res.headersSent) {
-        const detail = error instanceof Error ? error.message : 'internal error';
-        writeResponse(
-          res,
-          500,
-          new Headers({ 'content-type': 'application/json' }),
-          Buffer.from(JSON.stringify({ message: detail })),
-        );
-      }
+    const pathname = path.split('?')[0] ?? '/';
+    const method = req.method ?? 'GET';
+    if (pathname === ADMIN_PREFIX || pathname.startsWith(`${ADMIN_PREFIX}/`)) {
+      await this.onAdmin(req, res, pathname.slice(ADMIN_PREFIX.length) || '/', path);
+      return;
     }
+    let body: Buffer = Buffer.alloc(0);
+    let response: Response;
+    let faultLabel: string | undefined;
+    // Refused before (or while) reading the body: the rest of it is never read.
+    let unread = false;
+    try {
+      // Origin-form only: an absolute or `//host` target must not change the URL the twin sees.
+      if (!path.startsWith('/') || path.startsWith('//')) {
+        throw new TwinInputError(400, 'the request target must be a path', 'invalid_target');
+      }
+      const url = new URL(`${this.baseUrl}${path}`);
+      const headers = headersOf(req);
+      const verdict = await this.driver.authorize({ method, url, headers });
+      if (verdict instanceof Response) {
+        unread = true;
+        response = verdict;
+      } else {
+        try {
+          body = await readBody(req, this.bodyLimitBytes);
+        } catch (error) {
+          unread = true;
+          throw error;
+        }
+        await screenRequest(url.searchParams, body, headers.get('content-type') ?? '', {
+          jsonFormFields: this.driver.jsonFormFields,
+        });
+        const fault = this.faults.decide(method, pathname);
+        if (fault?.latency_ms) await sleep(fault.latency_ms);
+        if (fault?.rate_limit) {
+          response = this.driver.faultResponse('rate_limit', 429);
+          faultLabel = `rate_limit#${fault.id}`;
+        } else if (fault?.status) {
+          response = this.driver.faultResponse('status', fault.status);
+          faultLabel = `status#${fault.id}`;
+        } else {
+          if (fault) faultLabel = `latency#${fault.id}`;
+          response = await this.driver.handle(toFetchRequest(method, url, headers, body));
+        }
+      }
+    } catch (error) {
+      if (error instanceof RequestAbortedError) return;
+      response = this.errorResponse(error, pathname);
+    }
+    let out: Buffer;
+    try {
+      out = Buffer.from(await response.arrayBuffer());
+    } catch (error) {
+      response = this.errorResponse(error, pathname);
+      out = Buffer.from(await response.arrayBuffer());
+    }
+    if (res.headersSent || res.destroyed) return;
+    const outHeaders = new Headers(response.headers);
+    if (unread) {
+      // Closes the connection after this response instead of reading the rest of the body.
+      outHeaders.set('connection', 'close');
+      res.once('finish', () => req.socket?.destroy());
+    }
+    writeResponse(res, response.status, outHeaders, out);
+    const known = this.driver.secrets();
+    this.log.add({
+      at: new Date().toISOString(),
+      method,
+      path: redactPath(path, known),
+      status: response.status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      request_body: redactBody(body.toString('utf8'), req.headers['content-type'] ?? '', known),
+      response_body: redactBody(out.toString('utf8'), response.headers.get('content-type') ?? '', known),
+      ...(faultLabel ? { fault: faultLabel } : {}),
+    });
+    // OAuth authorize (a GET) also creates state: a pending code.
+    if (!unread && (method !== 'GET' || pathname.startsWith('/login/oauth'))) this.scheduleSave();
+  }
+
+  private get bodyLimitBytes(): number {
+    return this.opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  }
+
+  /** Bad input is the vendor's 4xx; anything else is our bug, logged and answered in the vendor's 500 shape. */
+  private errorResponse(error: unknown, pathname: string): Response {
+    if (error instanceof BodyTooLargeError) {
+      return this.driver.errorResponse(413, error.message, 'too_large');
+    }
+    if (error instanceof TwinInputError) {
+      return this.driver.errorResponse(error.status, error.message, error.code);
+    }
+    this.opts.logger?.error({ err: error, twin: this.name, path: pathname }, 'twin request failed');
+    return this.driver.errorResponse(500, 'internal error');
   }
 
   private async onAdmin(
@@ -206,31 +259,33 @@ export class TwinInstance {
     res: ServerResponse,
     subpath: string,
     path: string,
-    rawBody: Buffer,
   ): Promise<void> {
-    const send = (status: number, body: unknown) =>
-      writeResponse(
-        res,
-        status,
-        new Headers({ 'content-type': 'application/json; charset=utf-8' }),
-        Buffer.from(JSON.stringify(body)),
-      );
-    const header = req.headers.authorization ?? '';
-    const presented = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim() ?? '';
+    const send = (status: number, body: unknown, unread = false) => {
+      const headers = new Headers({ 'content-type': 'application/json; charset=utf-8' });
+      if (unread) {
+        headers.set('connection', 'close');
+        res.once('finish', () => req.socket?.destroy());
+      }
+      writeResponse(res, status, headers, Buffer.from(JSON.stringify(body)));
+    };
+    // The token is checked before any of the body is read.
+    const presented = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? '';
     if (!presented || !tokenMatchesHash(presented, this.opts.adminTokenHash)) {
-      send(401, errorBody(401, 'A valid admin token for this sandbox is required'));
+      send(401, errorBody(401, 'A valid admin token for this sandbox is required'), true);
+      return;
+    }
+    let rawBody: Buffer;
+    try {
+      rawBody = await readBody(req, this.bodyLimitBytes);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) send(413, errorBody(413, error.message), true);
+      else req.socket?.destroy();
       return;
     }
     try {
-      let body: unknown = undefined;
-      if (rawBody.length) {
-        try {
-          body = JSON.parse(rawBody.toString('utf8'));
-        } catch {
-          throw new TwinInputError(400, 'request body must be JSON');
-        }
-      }
+      const body = rawBody.length ? parseJsonSafe(rawBody.toString('utf8')) : undefined;
       const query = new URL(path, 'http://x').searchParams;
+      for (const key of query.keys()) assertSafeFormKey(key);
       const result = await routeAdmin(
         {
           factory: this.opts.factory,
@@ -259,8 +314,10 @@ export class TwinInstance {
       );
       send(result.status, result.body);
     } catch (error) {
-      if (error instanceof TwinInputError) send(error.status, errorBody(error.status, error.message));
-      else {
+      if (error instanceof TwinInputError) {
+        const message = error.code === 'invalid_json' ? 'request body must be JSON' : error.message;
+        send(error.status, errorBody(error.status, message));
+      } else {
         this.opts.logger?.error({ err: error, twin: this.name }, 'twin admin request failed');
         send(400, errorBody(400, error instanceof Error ? error.message : 'invalid request'));
       }

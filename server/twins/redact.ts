@@ -2,6 +2,8 @@
  * Redaction for the request log: the log is readable through the admin API, so it must never show
  * credentials, while still showing what a test needs to assert on (e.g. a PKCE `code_verifier`).
  */
+import { bareObject } from './safe-json.ts';
+
 const SECRET_KEY = /secret|password|private_key|authorization|api_key|^(access_|refresh_)?token$|_token$/i;
 const MASK = '[REDACTED]';
 const MAX_BODY_CHARS = 16_384;
@@ -9,7 +11,8 @@ const MAX_BODY_CHARS = 16_384;
 function redactValue(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactValue);
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // Keys come from request bodies: a prototype-less copy, so `__proto__` stays a plain key.
+    const out = bareObject();
     for (const [key, inner] of Object.entries(value)) {
       out[key] = SECRET_KEY.test(key) && inner !== null && inner !== '' ? MASK : redactValue(inner);
     }

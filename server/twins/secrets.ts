@@ -18,3 +18,40 @@ export function tokenMatchesHash(presented: string, expectedHash: string): boole
   const b = Buffer.from(expectedHash, 'hex');
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+/** Compares two secrets in constant time (SHA-256 digests of equal length, whatever the inputs' lengths). */
+export function secretEquals(presented: string, expected: string): boolean {
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/**
+ * Whether `presented` is one of `known`, in time that depends on how many secrets there are but not on
+ * their contents: every candidate is compared, with no early exit.
+ */
+export function isKnownSecret(presented: string, known: Iterable<string>): boolean {
+  if (!presented) return false;
+  const digest = createHash('sha256').update(presented).digest();
+  let found = false;
+  for (const candidate of known) {
+    const match = timingSafeEqual(digest, createHash('sha256').update(candidate).digest());
+    found = found || match;
+  }
+  return found;
+}
+
+/** The token of an `Authorization` header: `Bearer x`, `token x`, or the password (else user) of Basic. */
+export function presentedToken(
+  header: string | null | undefined,
+): { scheme: string; token: string } | undefined {
+  const m = /^\s*(\w+)\s+(\S+)\s*$/.exec(header ?? '');
+  if (!m) return undefined;
+  const scheme = m[1]!.toLowerCase();
+  if (scheme !== 'basic') return { scheme, token: m[2]! };
+  const decoded = Buffer.from(m[2]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const user = colon === -1 ? decoded : decoded.slice(0, colon);
+  const password = colon === -1 ? '' : decoded.slice(colon + 1);
+  return { scheme, token: password || user };
+}

@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { Engine } from '../engine/emulate.ts';
 import { json } from '../http.ts';
+import { bareObject, parseJsonSafe } from '../safe-json.ts';
+import { secretEquals } from '../secrets.ts';
 
 interface Challenge {
   challenge: string;
@@ -32,7 +34,23 @@ function codeFrom(response: Response): string | undefined {
 
 function verifierMatches(c: Challenge, verifier: string): boolean {
   const computed = c.method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
-  return computed === c.challenge;
+  return secretEquals(computed, c.challenge);
+}
+
+/** The token request's parameters (JSON or form), in a prototype-less object; bad JSON is no parameters. */
+function tokenParams(text: string, contentType: string): Record<string, string> {
+  const params = bareObject<string>();
+  let source: Iterable<[string, unknown]>;
+  if (contentType.includes('json')) {
+    try {
+      const parsed = parseJsonSafe(text);
+      source = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.entries(parsed) : [];
+    } catch {
+      source = [];
+    }
+  } else source = new URLSearchParams(text);
+  for (const [key, value] of source) if (typeof value === 'string') params[key] = value;
+  return params;
 }
 
 export interface OAuthOptions {
@@ -82,15 +100,7 @@ export async function handleOAuth(
   }
   if (request.method === 'POST' && url.pathname === '/login/oauth/access_token') {
     const text = await request.clone().text();
-    const type = request.headers.get('content-type') ?? '';
-    let params: Record<string, string> = {};
-    try {
-      params = type.includes('json')
-        ? (JSON.parse(text) as Record<string, string>)
-        : Object.fromEntries(new URLSearchParams(text));
-    } catch {
-      params = {};
-    }
+    const params = tokenParams(text, request.headers.get('content-type') ?? '');
     const pending = params.code ? map(engine, BY_CODE).get(params.code) : undefined;
     if (pending) {
       if (!params.code_verifier || !verifierMatches(pending, params.code_verifier)) {

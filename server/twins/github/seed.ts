@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { TwinInputError } from '../driver.ts';
+import { assertSafeKeys } from '../safe-json.ts';
 
 /** File contents: text, or `{ base64 }` for binary files. `null` deletes the file. */
 export type FileContent = string | { base64: string } | null;
@@ -166,6 +167,7 @@ export const DEFAULT_GITHUB_SEED: GitHubSeed = {
 
 export function validateGitHubSeed(seed: unknown): GitHubSeed {
   if (seed === undefined || seed === null) return DEFAULT_GITHUB_SEED;
+  assertSafeKeys(seed, 'github seed');
   const { error, value } = schema.validate(seed);
   if (error) throw new TwinInputError(400, `github seed: ${error.message}`);
   return value;

@@ -1,6 +1,12 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createPublicKey, verify } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type TwinDriver, type TwinFactory } from '../driver.ts';
+import {
+  TwinInputError,
+  type Authorization,
+  type RequestHead,
+  type TwinDriver,
+  type TwinFactory,
+} from '../driver.ts';
 import {
   startEngine,
   type Engine,
@@ -8,7 +14,8 @@ import {
   type EngineTokenUser,
 } from '../engine/emulate.ts';
 import { json } from '../http.ts';
-import { randomToken } from '../secrets.ts';
+import { screenRequest } from '../safe-json.ts';
+import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
 import { handlePullFiles, refreshPullStats, registerExtensions, synchronizePulls } from './extensions.ts';
 import { handleOAuth } from './oauth.ts';
@@ -17,6 +24,41 @@ import { pushFiles, type EngineCall } from './repo-files.ts';
 import { engineSeed, repoSchema, validateGitHubSeed, type FileContent, type GitHubSeed } from './seed.ts';
 
 const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
+const DOCS = 'https://docs.github.com/rest';
+
+const githubError = (status: number, message: string) => json(status, { message, documentation_url: DOCS });
+
+/**
+ * The web side of OAuth: the authorize page, its account-picker form post, the code exchange (client
+ * credentials in the body) and the engine's grant pages (its own cookie session). No API token there.
+ */
+const WEB_FLOW = /^\/(login\/|settings\/connections\/applications\/)/;
+
+/** A GitHub App's JWT as the engine takes it: `eyJ...`, RS256, signed with an app's key, not expired. */
+function appJwtVerdict(engine: Engine, jwt: string): true | 'expired' | 'invalid' {
+  const [head, body, signature, ...extra] = jwt.split('.');
+  if (!head || !body || !signature || extra.length) return 'invalid';
+  try {
+    const header = JSON.parse(Buffer.from(head, 'base64url').toString('utf8')) as { alg?: unknown };
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>;
+    if (header.alg !== 'RS256') return 'invalid';
+    const appId = typeof claims.iss === 'string' ? Number.parseInt(claims.iss, 10) : claims.iss;
+    const app = engine.store
+      .collection('github.apps', ['slug'])
+      .all()
+      .find((a) => a.app_id === appId);
+    if (!app || typeof app.private_key !== 'string') return 'invalid';
+    const signed = Buffer.from(`${head}.${body}`);
+    const key = createPublicKey(app.private_key);
+    if (!verify('RSA-SHA256', signed, key, Buffer.from(signature, 'base64url'))) return 'invalid';
+    const now = Math.floor(Date.now() / 1000);
+    if (claims.exp !== undefined && (typeof claims.exp !== 'number' || claims.exp <= now)) return 'expired';
+    if (typeof claims.nbf === 'number' && claims.nbf > now) return 'invalid';
+    return true;
+  } catch {
+    return 'invalid';
+  }
+}
 
 interface GitHubSaved {
   token: string;
@@ -123,10 +165,72 @@ class GitHubTwin implements TwinDriver {
     return inst ? { ...payload, installation: { id: inst.installation_id } } : payload;
   }
 
-  handle(request: Request): Promise<Response> {
-    return handleOAuth(this.engine, request, { autoApprove: () => this.autoApprove })
-      .then((handled) => handled ?? handlePullFiles(this.engine, request))
-      .then((handled) => handled ?? this.engine.app.fetch(request));
+  /**
+   * Before any body is read. The engine takes any unknown token as its first user; we do not: a token
+   * must be one the twin issued (GITHUB_TOKEN, OAuth, installation tokens; compared in constant time) or
+   * a GitHub App JWT signed with a seeded app's key. Without credentials, reads and the OAuth web flow
+   * are public (as on github.com); writes are not.
+   */
+  authorize(head: RequestHead): Authorization {
+    if (WEB_FLOW.test(head.url.pathname)) return 'public';
+    const header = head.headers.get('authorization');
+    if (!header) {
+      return ['GET', 'HEAD', 'OPTIONS'].includes(head.method)
+        ? 'public'
+        : githubError(401, 'Requires authentication');
+    }
+    const presented = presentedToken(header);
+    if (!presented || !['token', 'bearer', 'basic'].includes(presented.scheme)) {
+      return githubError(401, 'Bad credentials');
+    }
+    if (presented.scheme !== 'basic' && presented.token.startsWith('eyJ')) {
+      const verdict = appJwtVerdict(this.engine, presented.token);
+      if (verdict === true) return true;
+      return githubError(
+        401,
+        verdict === 'expired'
+          ? "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires."
+          : 'A JSON web token could not be decoded',
+      );
+    }
+    return isKnownSecret(presented.token, this.engine.tokenMap.keys())
+      ? true
+      : githubError(401, 'Bad credentials');
+  }
+
+  /** Called by the instance after `authorize` and the input screen; both run again here, at the engine's door. */
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const verdict = this.authorize({ method: request.method, url, headers: request.headers });
+    if (verdict instanceof Response) return verdict;
+    const body = Buffer.from(await request.clone().arrayBuffer());
+    await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '');
+    // The engine reads only `token`/`Bearer`: Basic (`user:token`) becomes the token it carries.
+    const presented = presentedToken(request.headers.get('authorization'));
+    let forwarded = request;
+    if (presented?.scheme === 'basic') {
+      const headers = new Headers(request.headers);
+      headers.set('authorization', `token ${presented.token}`);
+      forwarded = new Request(request, { headers });
+    }
+    return (
+      (await handleOAuth(this.engine, forwarded, { autoApprove: () => this.autoApprove })) ??
+      (await handlePullFiles(this.engine, forwarded)) ??
+      this.engine.app.fetch(forwarded)
+    );
+  }
+
+  /** GitHub's `{message, documentation_url}`: 400 for JSON it cannot parse, 422 for keys it does not permit. */
+  errorResponse(status: number, message: string, code?: string): Response {
+    if (code === 'invalid_json') return githubError(400, 'Problems parsing JSON');
+    if (code === 'forbidden_key') {
+      return githubError(
+        422,
+        `Invalid request.\n\n${message.replace(/ is not an allowed key$/, ' is not a permitted key')}.`,
+      );
+    }
+    if (code === 'too_large') return githubError(413, `Payload too large: ${message}.`);
+    return githubError(status, status >= 500 ? 'Server Error' : message);
   }
 
   envVars(): Record<string, string> {

@@ -1,6 +1,12 @@
 import { createHmac } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type TwinDriver, type TwinFactory } from '../driver.ts';
+import {
+  TwinInputError,
+  type Authorization,
+  type RequestHead,
+  type TwinDriver,
+  type TwinFactory,
+} from '../driver.ts';
 import {
   startEngine,
   type Engine,
@@ -8,7 +14,8 @@ import {
   type EngineTokenUser,
 } from '../engine/emulate.ts';
 import { json } from '../http.ts';
-import { randomToken } from '../secrets.ts';
+import { assertSafeKeys, screenRequest } from '../safe-json.ts';
+import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
 
 interface SlackSeed {
@@ -77,6 +84,7 @@ const DEFAULT_SEED: SlackSeed = {
 
 function validateSlackSeed(seed: unknown): SlackSeed {
   if (seed === undefined || seed === null) return DEFAULT_SEED;
+  assertSafeKeys(seed, 'slack seed');
   const { error, value } = schema.validate(seed);
   if (error) throw new TwinInputError(400, `slack seed: ${error.message}`);
   return value;
@@ -106,8 +114,26 @@ export const slackSigner: WebhookSigner = ({ body, secret }) => {
   };
 };
 
+/** Slack answers Web API errors with HTTP 200 and `ok: false`; @slack/web-api raises them as platform errors. */
+const slackError = (error: string, status = 200) => json(status, { ok: false, error });
+
+/** Incoming webhooks and upload URLs answer errors as plain text. */
+const slackText = (status: number, text: string) =>
+  new Response(text, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+
+/** Methods called with client credentials (in the body or Basic), not a token. */
+const CLIENT_CREDENTIAL_METHODS = new Set([
+  '/api/oauth.v2.access',
+  '/api/oauth.access',
+  '/api/openid.connect.token',
+]);
+
+const FORM = /^application\/x-www-form-urlencoded/i;
+
 class SlackTwin implements TwinDriver {
   readonly webhooks = new WebhookOutbox(slackSigner);
+  /** `blocks` and `attachments` arrive as JSON text in form fields, and the engine parses them. */
+  readonly jsonFormFields = true;
 
   constructor(
     private readonly engine: Engine,
@@ -130,8 +156,88 @@ class SlackTwin implements TwinDriver {
     }
   }
 
-  handle(request: Request): Promise<Response> {
-    return this.engine.app.fetch(request);
+  /** Tokens this twin issued: the bot token, and whatever its OAuth and seeds added. */
+  private knownToken(token: string): boolean {
+    const stored = this.engine.store.collection('slack.tokens', ['token', 'user_id', 'app_id', 'team_id']);
+    return isKnownSecret(token, [
+      ...this.engine.tokenMap.keys(),
+      ...stored.all().map((r) => String(r.token)),
+    ]);
+  }
+
+  /**
+   * Before any body is read. The engine takes any unknown token as its default user; we do not: a token
+   * in the `Authorization` header (or `?token=`) must be one the twin knows (compared in constant time).
+   * A form post without the header may carry `token` in its body, as Slack allows: that body is read
+   * (capped) and `handle` checks the token. The OAuth pages and client-credential methods are public,
+   * incoming webhooks and upload URLs are authorised by the secret in their path.
+   */
+  authorize(head: RequestHead): Authorization {
+    const { pathname, searchParams } = head.url;
+    if (CLIENT_CREDENTIAL_METHODS.has(pathname) || pathname.startsWith('/oauth/')) return 'public';
+    if (pathname.startsWith('/services/')) {
+      const hooks = this.engine.store.collection('slack.incoming_webhooks', ['token']).all();
+      const token = pathname.split('/')[4] ?? '';
+      return isKnownSecret(
+        token,
+        hooks.map((h) => String(h.token)),
+      )
+        ? true
+        : slackText(403, 'invalid_token');
+    }
+    if (pathname.startsWith('/upload/v1/')) {
+      const sessions = this.engine.store.collection('slack.file_upload_sessions', ['file_id']);
+      const session = sessions.all().find((f) => f.file_id === pathname.split('/')[3]);
+      return session && !session.completed ? 'public' : slackText(404, 'file_not_found');
+    }
+    const header = head.headers.get('authorization');
+    const presented = header ? presentedToken(header)?.token : (searchParams.get('token') ?? undefined);
+    if (header !== null || presented !== undefined) {
+      return presented && this.knownToken(presented) ? true : slackError('invalid_auth');
+    }
+    if (!pathname.startsWith('/api/')) {
+      return ['GET', 'HEAD', 'OPTIONS'].includes(head.method) ? 'public' : slackError('not_authed');
+    }
+    return head.method === 'POST' && FORM.test(head.headers.get('content-type') ?? '')
+      ? 'public'
+      : slackError('not_authed');
+  }
+
+  /** Called by the instance after `authorize` and the input screen; both run again here, at the engine's door. */
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const verdict = this.authorize({ method: request.method, url, headers: request.headers });
+    if (verdict instanceof Response) return verdict;
+    const body = Buffer.from(await request.clone().arrayBuffer());
+    await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '', {
+      jsonFormFields: true,
+    });
+    // The engine reads tokens from the header only: a token from the query or the form moves there.
+    let token: string | undefined;
+    if (!request.headers.has('authorization')) {
+      token = url.searchParams.get('token') ?? undefined;
+      if (token === undefined && verdict === 'public' && url.pathname.startsWith('/api/')) {
+        if (!CLIENT_CREDENTIAL_METHODS.has(url.pathname)) {
+          const fromBody = new URLSearchParams(body.toString('utf8')).get('token');
+          if (!fromBody) return slackError('not_authed');
+          if (!this.knownToken(fromBody)) return slackError('invalid_auth');
+          token = fromBody;
+        }
+      }
+    }
+    if (token === undefined) return this.engine.app.fetch(request);
+    const headers = new Headers(request.headers);
+    headers.set('authorization', `Bearer ${token}`);
+    return this.engine.app.fetch(new Request(request, { headers }));
+  }
+
+  /** Slack's `{ok: false, error}`: `invalid_json` and `invalid_arguments` as Slack sends them (HTTP 200). */
+  errorResponse(status: number, _message: string, code?: string): Response {
+    if (code === 'invalid_json') return slackError('invalid_json');
+    if (code === 'too_large') return slackError('request_too_large', 413);
+    if (status >= 500) return slackError('internal_error', status);
+    if (status === 401) return slackError('invalid_auth');
+    return slackError('invalid_arguments');
   }
 
   envVars(): Record<string, string> {

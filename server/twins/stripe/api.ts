@@ -4,6 +4,7 @@
  * State is one plain JSON object, so snapshot/restore/persistence are trivial.
  */
 import { randomBytes } from 'node:crypto';
+import { isForbiddenKey, ownValue, setOwn } from '../safe-json.ts';
 import { cardOutcome, magicCardNumber } from './cards.ts';
 import type { FormObject, FormValue } from './form.ts';
 
@@ -71,9 +72,11 @@ function int(
     if (opts.required) throw invalid(`Missing required param: ${param}.`, param, 'parameter_missing');
     return undefined;
   }
-  const n = Number(v);
-  if (typeof v !== 'string' || !Number.isInteger(n) || n < (opts.min ?? 0)) {
-    throw invalid(`Invalid integer: ${String(v)}`, param, 'parameter_invalid_integer');
+  // Checked before Number(): a nested value (`amount[x]=1`) is a prototype-less object, not a number.
+  const n = typeof v === 'string' ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n < (opts.min ?? 0)) {
+    const shown = typeof v === 'string' ? v : Array.isArray(v) ? 'an array' : 'a hash';
+    throw invalid(`Invalid integer: ${shown}`, param, 'parameter_invalid_integer');
   }
   return n;
 }
@@ -100,6 +103,17 @@ export class StripeApi {
     hidden?: Record<string, unknown>,
     id?: string,
   ): StripeObject {
+    if (id !== undefined) {
+      // A caller-chosen id (products, prices) is a key of `objects`: it must be new and a plain name.
+      if (id === '' || id.length > 255 || isForbiddenKey(id)) throw invalid(`Invalid id: '${id}'`, 'id');
+      if (ownValue(this.state.objects, id)) {
+        throw invalid(
+          `A ${type.replace(/_/g, ' ')} with the id '${id}' already exists.`,
+          'id',
+          'resource_already_exists',
+        );
+      }
+    }
     const object = {
       id: id ?? newId(PREFIX[type]!),
       object: type,
@@ -107,12 +121,17 @@ export class StripeApi {
       livemode: false,
       ...data,
     } as StripeObject;
-    this.state.objects[object.id] = { seq: ++this.state.seq, data: object, ...(hidden ? { hidden } : {}) };
+    setOwn(this.state.objects, object.id, {
+      seq: ++this.state.seq,
+      data: object,
+      ...(hidden ? { hidden } : {}),
+    });
     return object;
   }
 
   private find(type: string, id: string, param?: string): StripeObject {
-    const entry = this.state.objects[id];
+    // Ids come from URLs and bodies: only the state's own entries, never a prototype property.
+    const entry = ownValue(this.state.objects, id);
     if (!entry || entry.data.object !== type || entry.data.deleted) throw missing(type, id, param);
     return entry.data;
   }

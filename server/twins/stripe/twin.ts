@@ -1,12 +1,19 @@
 import { createHash, createHmac } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type TwinDriver, type TwinFactory } from '../driver.ts';
+import {
+  TwinInputError,
+  type Authorization,
+  type RequestHead,
+  type TwinDriver,
+  type TwinFactory,
+} from '../driver.ts';
 import { json } from '../http.ts';
-import { randomToken } from '../secrets.ts';
+import { assertSafeKeys, ownValue, setOwn } from '../safe-json.ts';
+import { presentedToken, randomToken, secretEquals } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
 import { StripeApi, StripeError, emptyStripeState, type StripeObject, type StripeState } from './api.ts';
 import { cardOutcome, magicCardNumber } from './cards.ts';
-import { parseForm, type FormObject } from './form.ts';
+import { FormError, parseForm, type FormObject } from './form.ts';
 
 interface StripeCustomerSeed {
   id?: string;
@@ -96,6 +103,7 @@ const seedSchema = Joi.object<StripeSeed>({
 
 function validateStripeSeed(seed: unknown): StripeSeed {
   if (seed === undefined || seed === null) return {};
+  assertSafeKeys(seed, 'stripe seed');
   const { error, value } = seedSchema.validate(seed);
   if (error) throw new TwinInputError(400, `stripe seed: ${error.message}`);
   return value;
@@ -234,28 +242,41 @@ class StripeTwin implements TwinDriver {
     this.api = new StripeApi(state, (event) => void this.webhooks.deliver(event.type as string, event));
   }
 
+  /** Stripe's secret key as `Authorization: Bearer sk_...` (stripe-node) or Basic `sk_...:`, compared in constant time. */
+  authorize(head: RequestHead): Authorization {
+    const presented = presentedToken(head.headers.get('authorization'));
+    const key = presented && ['bearer', 'basic'].includes(presented.scheme) ? presented.token : '';
+    if (key && secretEquals(key, this.keys.secret_key)) return true;
+    const shown = key ? `${key.slice(0, 8)}${'*'.repeat(Math.max(0, key.length - 12))}${key.slice(-4)}` : '';
+    return stripeJson(401, {
+      error: {
+        type: 'invalid_request_error',
+        message: key ? `Invalid API Key provided: ${shown}` : 'You did not provide an API key.',
+      },
+    });
+  }
+
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
-    const auth = request.headers.get('authorization') ?? '';
-    const key = /^Bearer\s+(.+)$/i.exec(auth)?.[1] ?? '';
-    if (key !== this.keys.secret_key) {
-      const shown = key
-        ? `${key.slice(0, 8)}${'*'.repeat(Math.max(0, key.length - 12))}${key.slice(-4)}`
-        : '';
-      return stripeJson(401, {
-        error: {
-          type: 'invalid_request_error',
-          message: key ? `Invalid API Key provided: ${shown}` : 'You did not provide an API key.',
-        },
+    const verdict = this.authorize({ method: request.method, url, headers: request.headers });
+    if (verdict instanceof Response) return verdict;
+    const text = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
+    let form: FormObject;
+    try {
+      form = parseForm(text);
+    } catch (error) {
+      if (!(error instanceof FormError)) throw error;
+      return stripeJson(400, {
+        error: { type: 'invalid_request_error', message: error.message, param: error.param },
       });
     }
-    const text = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
     const idempotencyKey = request.headers.get('idempotency-key') ?? undefined;
     const state = this.api.state;
     // Stripe replays the first response for a repeated key, and refuses the key with other parameters.
     if (idempotencyKey && request.method === 'POST') {
       const fingerprint = createHash('sha256').update(`${url.pathname}\n${text}`).digest('hex');
-      const seen = state.idempotency[idempotencyKey];
+      // The key is the caller's: only this state's own entries count, never a prototype property.
+      const seen = ownValue(state.idempotency, idempotencyKey);
       if (seen) {
         if (seen.fingerprint !== fingerprint) {
           return stripeJson(400, {
@@ -270,16 +291,33 @@ class StripeTwin implements TwinDriver {
           'idempotency-key': idempotencyKey,
         });
       }
-      const result = this.dispatch(request.method, url, text, idempotencyKey);
-      state.idempotency[idempotencyKey] = { fingerprint, status: result.status, body: result.body };
+      const result = this.dispatch(request.method, url, form, idempotencyKey);
+      setOwn(state.idempotency, idempotencyKey, { fingerprint, status: result.status, body: result.body });
       return stripeJson(result.status, result.body, { 'idempotency-key': idempotencyKey });
     }
-    const result = this.dispatch(request.method, url, text);
+    const result = this.dispatch(request.method, url, form);
     return stripeJson(result.status, result.body);
   }
 
+  /** Stripe's error shape for input refused before `handle` (bad keys, too large) or a thrown TwinInputError. */
+  errorResponse(status: number, message: string, code?: string): Response {
+    if (status >= 500) return stripeJson(status, { error: { type: 'api_error', message } });
+    const text =
+      code === 'too_large'
+        ? `${message.charAt(0).toUpperCase()}${message.slice(1)}.`
+        : code === 'forbidden_key'
+          ? `Received unknown parameter: ${message.replace(/^"(.*)" is not an allowed key$/, '$1')}`
+          : message;
+    return stripeJson(status, { error: { type: 'invalid_request_error', message: text } });
+  }
+
   /** Synchronous on purpose: a request's read-modify-write cannot interleave with another's. */
-  private dispatch(method: string, url: URL, text: string, key?: string): { status: number; body: unknown } {
+  private dispatch(
+    method: string,
+    url: URL,
+    form: FormObject,
+    key?: string,
+  ): { status: number; body: unknown } {
     const query = new URLSearchParams(url.search);
     for (const [k] of [...query]) if (/^expand\[/.test(k)) query.delete(k);
     for (const [m, pattern, handler] of ROUTES) {
@@ -287,7 +325,7 @@ class StripeTwin implements TwinDriver {
       const match = pattern.exec(url.pathname);
       if (!match) continue;
       try {
-        return { status: 200, body: handler(this.api, match, parseForm(text), query, key) };
+        return { status: 200, body: handler(this.api, match, form, query, key) };
       } catch (error) {
         if (error instanceof StripeError) return { status: error.status, body: { error: error.body } };
         throw error;
@@ -411,7 +449,7 @@ class StripeTwin implements TwinDriver {
     const entry = state.objects[object.id]!;
     delete state.objects[object.id];
     entry.data = { ...entry.data, id };
-    state.objects[id] = entry;
+    setOwn(state.objects, id, entry);
   }
 
   configureTarget(w: NonNullable<StripeSeed['webhook']>): void {
