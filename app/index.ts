@@ -1,12 +1,18 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import { Probot, ProbotOctokit, type Context } from 'probot';
+import { Probot, ProbotOctokit } from 'probot';
 import type { EmitterWebhookEvent } from '@octokit/webhooks';
 import type { Store } from '../server/store/store.ts';
 import type { SandboxService } from '../server/sandboxes/service.ts';
 import type { SandboxLifecycle } from '../server/sandboxes/lifecycle.ts';
 import type { SandboxRecord } from '../server/store/records.ts';
-import { PullRequests, pullFacts } from './pulls.ts';
+import { InstallationCoverage } from './coverage.ts';
+import type { AppDeps } from './deps.ts';
+import { KeyedLock } from './lock.ts';
+import { onInstallationCreated, onInstallationDeleted } from './handlers/installation.ts';
+import { onIssueComment } from './handlers/issue-comment.ts';
+import { onPullRequest } from './handlers/pull-request.ts';
+import { onSandboxChange } from './handlers/sandbox-change.ts';
 
 export interface GitHubAppOptions {
   appId: string;
@@ -22,20 +28,22 @@ export interface GitHubAppOptions {
   freeTtlCapMinutes: number;
   /** Webhook deliveries processed at once (events of one pull request are serialized anyway). */
   concurrency?: number;
+  /** How long GitHub's "this installation covers that repository" answer is reused (default 60 s). */
+  coverageTtlMs?: number;
 }
 
-const PULL_ACTIONS = new Set(['opened', 'reopened', 'synchronize', 'ready_for_review', 'closed']);
-
 /**
- * The GitHub App: a Probot app whose events come in through Twinbox's own hapi route
- * (app/routes.ts), which verifies the signature, answers at once and queues the event here.
+ * The GitHub App: a Probot app whose events come in through Twinbox's own hapi route (app/routes.ts),
+ * which verifies the signature, answers at once and queues the event here. What each event does is in
+ * app/handlers/, one file per event family.
  */
 export class GitHubApp {
   readonly probot: Probot;
-  readonly pulls: PullRequests;
+  private readonly deps: AppDeps;
   private readonly queue: PQueue;
   private readonly pending = new Set<Promise<unknown>>();
-  private readonly onChange = (sandbox: SandboxRecord) => this.track(this.pulls.sandboxChanged(sandbox));
+  private readonly sandboxChanged: (sandbox: SandboxRecord) => Promise<void>;
+  private readonly onChange = (sandbox: SandboxRecord) => this.track(this.sandboxChanged(sandbox));
   private closed = false;
 
   constructor(private readonly options: GitHubAppOptions) {
@@ -51,33 +59,29 @@ export class GitHubApp {
       Octokit: ProbotOctokit.defaults({ retry: { retries: 1 }, throttle: { enabled: false } }),
     });
     this.queue = new PQueue({ concurrency: options.concurrency ?? 4 });
-    this.pulls = new PullRequests({
+    const auth = (installationId?: number) => this.probot.auth(installationId);
+    this.deps = {
       store: options.store,
       sandboxes: options.sandboxes,
       lifecycle: options.lifecycle,
       logger: log,
       publicUrl: options.publicUrl,
       freeTtlCapMinutes: options.freeTtlCapMinutes,
-      auth: (installationId) => this.probot.auth(installationId),
-    });
+      auth,
+      pullLocks: new KeyedLock(),
+      coverage: new InstallationCoverage({ auth, logger: log, ttlMs: options.coverageTtlMs ?? 60_000 }),
+    };
+    this.sandboxChanged = onSandboxChange(this.deps);
     options.lifecycle.on('change', this.onChange);
   }
 
   /** Registers the event handlers; call once before the first event. */
   async load(): Promise<void> {
     await this.probot.load((app) => {
-      app.on('pull_request', (context) => this.pullRequest(context));
-      app.on('issue_comment.created', (context) => this.issueComment(context));
-      app.on('installation.created', (context) =>
-        this.pulls.installationCreated({
-          id: context.payload.installation.id,
-          account: accountOf(context.payload.installation.account),
-          senderId: context.payload.sender.id,
-        }),
-      );
-      app.on('installation.deleted', (context) =>
-        this.pulls.installationDeleted(context.payload.installation.id),
-      );
+      app.on('pull_request', onPullRequest(this.deps));
+      app.on('issue_comment.created', onIssueComment(this.deps));
+      app.on('installation.created', onInstallationCreated(this.deps));
+      app.on('installation.deleted', onInstallationDeleted(this.deps));
     });
   }
 
@@ -97,9 +101,9 @@ export class GitHubApp {
     while (this.pending.size || this.queue.size || this.queue.pending) {
       await Promise.all([...this.pending]);
       await this.queue.onIdle();
-      await this.pulls.idle();
+      await this.deps.pullLocks.idle();
     }
-    await this.pulls.idle();
+    await this.deps.pullLocks.idle();
   }
 
   async close(): Promise<void> {
@@ -116,39 +120,6 @@ export class GitHubApp {
     this.pending.add(tracked);
     void tracked.finally(() => this.pending.delete(tracked));
   }
-
-  private async pullRequest(context: Context<'pull_request'>): Promise<void> {
-    const { payload } = context;
-    if (!PULL_ACTIONS.has(payload.action)) return;
-    const installationId = 'installation' in payload ? payload.installation?.id : undefined;
-    if (installationId === undefined) return;
-    await this.pulls.pullRequestEvent(payload.action, pullFacts(payload.pull_request, installationId));
-  }
-
-  private async issueComment(context: Context<'issue_comment.created'>): Promise<void> {
-    const { payload } = context;
-    const installationId = payload.installation?.id;
-    if (installationId === undefined) return;
-    await this.pulls.commentCommand({
-      octokit: context.octokit,
-      installationId,
-      repoId: payload.repository.id,
-      owner: payload.repository.owner.login,
-      repo: payload.repository.name,
-      number: payload.issue.number,
-      body: payload.comment.body,
-      commenter: payload.comment.user?.login ?? 'ghost',
-      commenterIsBot: payload.comment.user?.type === 'Bot',
-      isPullRequest: payload.issue.pull_request !== undefined,
-    });
-  }
-}
-
-function accountOf(
-  account: { id: number; login?: string; slug?: string; type?: string } | null | undefined,
-): { id: number; login: string; type: string } | null {
-  if (!account) return null;
-  return { id: account.id, login: account.login ?? account.slug ?? '', type: account.type ?? 'User' };
 }
 
 /** Builds and loads the App. */

@@ -1,7 +1,14 @@
 import type { Plugin } from '@hapi/hapi';
 import { apiError, badRequest } from '../server/errors.ts';
 import { UniqueViolationError, type Store } from '../server/store/store.ts';
-import type { GitHubApp } from './index.ts';
+
+/** What the route hands verified deliveries to (the GitHubApp of index.ts). */
+export interface WebhookReceiver {
+  /** True when `signature` (X-Hub-Signature-256) is the HMAC of `body` under the webhook secret. */
+  verify(body: string, signature: string): Promise<boolean>;
+  /** Queues a verified event; never throws back at the sender. */
+  enqueue(event: { id: string; name: string; payload: unknown }): void;
+}
 
 /** GitHub sends at most 25 MB per delivery. */
 const MAX_DELIVERY_BYTES = 25 * 1024 * 1024;
@@ -19,7 +26,7 @@ const header = (value: unknown): string | undefined =>
  * repeated delivery is acknowledged and does nothing), queues the event and answers 202 at once. GitHub
  * gives up on a delivery after 10 s, and a deploy takes longer than that.
  */
-export const githubAppRoutes: Plugin<{ app: GitHubApp; store: Store }> = {
+export const githubAppRoutes: Plugin<{ app: WebhookReceiver; store: Store }> = {
   name: 'twinbox-github-app',
   register(server, { app, store }) {
     server.route({

@@ -4,7 +4,7 @@ import { Octokit } from '@octokit/rest';
 import { startGitHubTwin, type StandaloneGitHubTwin } from '../../server/twins/github/standalone.ts';
 import { MARKER } from '../../app/comment.ts';
 import { deployingTwinbox } from '../helpers/deploy.ts';
-import { createUser, type TestTwinbox, type TestUser } from '../helpers/twinbox.ts';
+import { createUser, startTestTwinbox, type TestTwinbox, type TestUser } from '../helpers/twinbox.ts';
 
 export const APP_ID = 4242;
 export const INSTALLATION_ID = 77;
@@ -59,19 +59,28 @@ export interface AppRig {
   octokit: Octokit;
 }
 
-/** A deploying Twinbox listening on a port, with the App configured against `gh`, and `gh` delivering to it. */
+/**
+ * A Twinbox listening on a port, with the App configured against `gh`, and `gh` delivering to it. It
+ * deploys for real unless `deploy: false`: then sandboxes stay `queued` (what the App decides and
+ * records is all there is to see, in a fraction of the time).
+ */
 export async function twinboxWithApp(
   t: Test,
   gh: StandaloneGitHubTwin,
   privateKey: string,
   env: Record<string, string> = {},
+  opts: { deploy?: boolean } = {},
 ): Promise<AppRig> {
-  const tb = await deployingTwinbox(t, gh, {
+  const appEnv = {
     GITHUB_APP_ID: String(APP_ID),
     GITHUB_APP_PRIVATE_KEY: privateKey,
     GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
     ...env,
-  });
+  };
+  const tb =
+    opts.deploy === false
+      ? await startTestTwinbox(t, { GITHUB_API_URL: gh.baseUrl, GITHUB_OAUTH_URL: gh.baseUrl, ...appEnv })
+      : await deployingTwinbox(t, gh, appEnv);
   await tb.server.start();
   const url = tb.server.info.uri;
   await gh.setWebhookTarget({ url: `${url}/github/webhooks`, secret: WEBHOOK_SECRET });
@@ -189,4 +198,32 @@ export async function postWebhook(
     // not JSON
   }
   return { status: response.status, body: parsed };
+}
+
+/** An `issue_comment.created` payload as GitHub sends it for a comment on pull request `number`. */
+export async function issueCommentPayload(
+  rig: AppRig,
+  repo: string,
+  number: number,
+  body: string,
+  login: string,
+  installationId = INSTALLATION_ID,
+) {
+  const [owner, name] = repo.split('/') as [string, string];
+  const { data: repository } = await rig.octokit.rest.repos.get({ owner, repo: name });
+  const { data: user } = await rig.octokit.rest.users.getByUsername({ username: login });
+  return {
+    action: 'created',
+    issue: {
+      number,
+      title: 'a pull request',
+      state: 'open',
+      user,
+      pull_request: { url: `${rig.gh.baseUrl}/repos/${repo}/pulls/${number}` },
+    },
+    comment: { id: Math.floor(Math.random() * 1e9), body, user: { ...user, type: 'User' } },
+    repository,
+    sender: user,
+    installation: { id: installationId },
+  };
 }
