@@ -22,6 +22,7 @@ import { createServer } from './server.ts';
 import { createGitHubApp, type GitHubApp } from '../app/index.ts';
 import { createLogger } from './logger.ts';
 import { githubWebHosts } from './sandboxes/pull-request-url.ts';
+import { attachRouter, sandboxHosts } from './router/index.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -84,11 +85,21 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       clock: options.clock,
     });
     const catalog = options.catalog ?? builtInCatalog;
+    // Apps and twins are reached through Twinbox's own port, by host name (docs/routing.md). The port is
+    // known only once the server listens (PORT=0 in tests), so the URLs are made when a deploy asks.
+    const sandboxUrls = () => {
+      const hosts = () =>
+        sandboxHosts(config.sandboxDomain, new URL(identity.urls(Number(server.info.port)).publicUrl));
+      return {
+        appUrl: (id: string) => hosts().appUrl(id),
+        twinUrl: (id: string, twin: string) => hosts().twinUrl(id, twin),
+      };
+    };
     // A deployer passed in (tests of the lifecycle) wins; otherwise the embedded engine unless turned off.
     const engine: DeployEngine | undefined =
       options.deployer || config.deployEngine === 'none'
         ? undefined
-        : await createDeployEngine({ config, logger, catalog, store });
+        : await createDeployEngine({ config, logger, catalog, store, urls: sandboxUrls() });
     const lifecycle = new SandboxLifecycle(
       store,
       logger,
@@ -102,6 +113,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       production: config.env === 'production',
       freeTtlCapMinutes: config.freeTtlCapMinutes,
       githubWebHosts: githubWebHosts(config.githubWebUrl),
+      sandboxQuota: config.sandboxQuota,
     });
     const reaper = new TtlReaper(store, lifecycle, logger, config.reaperIntervalMs);
     const githubApp = config.githubApp
@@ -136,6 +148,15 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       sessionTtlMinutes: config.sessionTtlMinutes,
       validateResponses: options.validateResponses ?? config.env === 'test',
     });
+    // Apps and twins are served on Twinbox's own port, by Host, in front of the API (docs/routing.md).
+    const router = engine
+      ? attachRouter(server, {
+          domain: config.sandboxDomain,
+          endpoints: engine.directory,
+          logger,
+          adminToken: config.adminToken,
+        })
+      : undefined;
     await reaper.start();
     await lifecycle.recover();
 
@@ -143,6 +164,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
     const stop = () =>
       (stopping ??= (async () => {
         await reaper.stop();
+        await router?.close();
         await server.stop({ timeout: 5000 });
         await githubApp?.close();
         await lifecycle.stop();

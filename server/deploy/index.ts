@@ -6,6 +6,7 @@ import type { Store } from '../store/store.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
 import { helper } from './helpers.ts';
 import { probeIsolation } from './isolation.ts';
+import { SandboxDirectory } from './endpoints.ts';
 import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
 import { NetworkNamespaces } from './netns.ts';
 import { PodManager } from './pods.ts';
@@ -17,6 +18,8 @@ export { LocalDeployer } from './local-deployer.ts';
 /** The embedded deploy engine as the composition root sees it. */
 export interface DeployEngine {
   deployer: LocalDeployer;
+  /** Where the router finds each sandbox's app and twins. */
+  directory: SandboxDirectory;
   /** Points app crashes at the lifecycle (which needs the deployer first, hence not a constructor argument). */
   attach(lifecycle: SandboxLifecycle): void;
   /** Stops every app and twin instance (Twinbox shutdown). */
@@ -85,11 +88,14 @@ export async function createDeployEngine(deps: {
     logBytes: config.appLogBytes,
     logFileBytes: config.appLogFileBytes,
   });
+  const directory = new SandboxDirectory(deployer, config.endedPageMinutes * 60_000);
   await deployer.killLeftovers();
   pods.warm();
   return {
     deployer,
+    directory,
     attach(lifecycle) {
+      lifecycle.on('change', (sandbox) => directory.observe(sandbox));
       deployer.onBlockedEgress = (id, blocked) => {
         lifecycle
           .recordBlockedEgress(id, blocked)
@@ -102,6 +108,7 @@ export async function createDeployEngine(deps: {
       };
     },
     async close() {
+      directory.close();
       await deployer.close();
     },
   };

@@ -4,7 +4,6 @@ import type { Deployer, DeployResult } from '../sandboxes/deployer.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
 import { DependencyCache } from './dependency-cache.ts';
-import type { EndedPages } from './ended-pages.ts';
 import { waitForHttp } from './health.ts';
 import type { ExecSpec, Isolation } from './isolation.ts';
 import { SandboxLogs, type LogSink } from './logs.ts';
@@ -48,8 +47,6 @@ export interface LocalDeployerOptions {
   supportedTwin: (name: string) => boolean;
   /** Seed documents per twin for a sandbox (its scenario's), if any. */
   seedsFor?: (sandbox: SandboxRecord) => Promise<Record<string, unknown> | undefined>;
-  /** Remembers ended sandboxes so their URL answers 410 with a clear page for a while. */
-  endedPages?: EndedPages;
   healthTimeoutMs: number;
   buildTimeoutMs: number;
   memoryBytes: number;
@@ -354,7 +351,6 @@ export class LocalDeployer implements Deployer {
   async teardown(sandbox: SandboxRecord): Promise<void> {
     await this.release(sandbox.id, { closeLog: true });
     this.timings.delete(sandbox.id);
-    await this.opts.endedPages?.open(sandbox);
   }
 
   /** Stops every app (Twinbox shutdown). Their sandboxes are failed on the next start (no resume). */
@@ -362,7 +358,6 @@ export class LocalDeployer implements Deployer {
     const ids = [...new Set([...this.apps.keys(), ...this.steps.keys(), ...this.pods.keys()])];
     await Promise.all(ids.map((id) => this.release(id, { closeLog: true })));
     await this.opts.pods.close();
-    await this.opts.endedPages?.close();
   }
 }
 

@@ -27,14 +27,26 @@ t.test('a branch deploys: ready only when the app answers, showing data from its
   if (sandbox.status !== 'ready')
     t.comment((await call(tb, { url: `/sandboxes/${sandbox.sandbox_id}/logs`, token: user.key })).body);
   t.equal(sandbox.status, 'ready', sandbox.error ?? '');
-  t.match(sandbox.app_url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  t.equal(
+    sandbox.app_url,
+    `http://${sandbox.sandbox_id}.localhost:${tb.server.info.port}`,
+    'served by the router',
+  );
   t.same(Object.keys(sandbox.twins).sort(), ['github', 'stripe']);
-  t.equal(sandbox.env_vars.STRIPE_API_BASE, sandbox.twins.stripe.base_url);
+  t.equal(
+    sandbox.twins.stripe.base_url,
+    `http://${sandbox.sandbox_id}--stripe.localhost:${tb.server.info.port}`,
+  );
+  t.match(
+    sandbox.env_vars.STRIPE_API_BASE,
+    /^http:\/\/127\.0\.0\.1:\d+$/,
+    'the app reaches its twin inside its namespace',
+  );
   t.equal(sandbox.env_vars.APP_GREETING, 'Hi twins');
 
   // Data put into the sandbox's twins shows on the app's page.
   const stripe = sandbox.twins.stripe.env_vars;
-  const made = await fetch(`${stripe.STRIPE_API_BASE}/v1/customers`, {
+  const made = await fetch(`${sandbox.twins.stripe.base_url}/v1/customers`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${stripe.STRIPE_SECRET_KEY}`,
@@ -68,7 +80,7 @@ t.test('a branch deploys: ready only when the app answers, showing data from its
   await call(tb, { method: 'DELETE', url: `/sandboxes/${sandbox.sandbox_id}`, token: user.key });
   t.notOk(groupAlive(pid), 'the process group is gone');
   t.notOk(existsSync(workspace), 'the workspace is gone');
-  t.equal(tb.engine!.twinHost.get(sandbox.sandbox_id), undefined, 'the twins are stopped');
+  t.equal(tb.engine!.deployer.podOf(sandbox.sandbox_id), undefined, 'the twins are stopped');
   // The app URL now answers with a clear page instead of a refused connection.
   const ended = await fetch(sandbox.app_url);
   t.equal(ended.status, 410, 'the app URL says the sandbox is gone');

@@ -12,13 +12,13 @@ export async function githubToDeployFrom(t: Test): Promise<StandaloneGitHubTwin>
 }
 
 /** A Twinbox with the embedded deploy engine, fetching source from `gh`. */
-export function deployingTwinbox(
+export async function deployingTwinbox(
   t: Test,
   gh: StandaloneGitHubTwin,
   env: Record<string, string> = {},
   dataDir?: string,
 ): Promise<TestTwinbox> {
-  return startTestTwinbox(
+  const tb = await startTestTwinbox(
     t,
     {
       TWINBOX_DEPLOY_ENGINE: 'local',
@@ -31,6 +31,9 @@ export function deployingTwinbox(
     },
     dataDir ? { dataDir } : {},
   );
+  // Apps and twins are reached through Twinbox's own port (the router), so it listens.
+  await tb.server.start();
+  return tb;
 }
 
 /** Polls the sandbox until its status is not queued/building (or `timeoutMs` passes). */

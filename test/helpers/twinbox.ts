@@ -1,3 +1,4 @@
+import './sandbox-hosts.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,9 @@ export async function startTestTwinbox(
     LOG_LEVEL: 'info',
     // API tests see sandboxes stay queued; deploy tests turn the engine on with TWINBOX_DEPLOY_ENGINE=local.
     TWINBOX_DEPLOY_ENGINE: 'none',
+    // Most tests make more sandboxes than a free account may hold at once; the quota tests set their own.
+    TWINBOX_SANDBOX_QUOTA_FREE: '1000',
+    TWINBOX_SANDBOX_QUOTA_PRO: '1000',
     ...env,
   });
   const logs = new LogCapture();

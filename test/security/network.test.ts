@@ -57,7 +57,6 @@ t.test('an app in its own network namespace reaches its own twins and nothing el
   await gh.createRepo({ owner: 'octocat', name: 'victim', files: files(plainApp) });
   await gh.createRepo({ owner: 'octocat', name: 'attacker', files: files(probeApp) });
   const tb = await deployingTwinbox(t, gh);
-  await tb.server.start();
   const user = await createUser(tb);
   const create = async (repo: string, env: Record<string, string> = {}) => {
     const { body } = await call(tb, {

@@ -1,0 +1,51 @@
+import type { RouteTarget, SandboxEndpoints, SandboxState } from '../router/index.ts';
+import type { SandboxRecord } from '../store/records.ts';
+import type { LocalDeployer } from './local-deployer.ts';
+
+const LIVE = new Set(['queued', 'building', 'ready']);
+
+/**
+ * What the router asks on every request, answered from memory: the sockets of a sandbox's pod, and where
+ * each sandbox stands, kept current from the lifecycle's change events. An ended sandbox is remembered for
+ * `keepEndedMs` (its URL answers 410 with the "expired / deleted" page), then forgotten (404).
+ */
+export class SandboxDirectory implements SandboxEndpoints {
+  private readonly states = new Map<string, { state: SandboxState; timer?: NodeJS.Timeout }>();
+
+  constructor(
+    private readonly deployer: LocalDeployer,
+    private readonly keepEndedMs: number,
+  ) {}
+
+  observe(sandbox: SandboxRecord): void {
+    clearTimeout(this.states.get(sandbox.id)?.timer);
+    if (LIVE.has(sandbox.status)) {
+      const twins = sandbox.status === 'ready' ? Object.keys(sandbox.twins) : undefined;
+      this.states.set(sandbox.id, { state: { state: 'live', ...(twins ? { twins } : {}) } });
+    } else if (sandbox.status === 'failed') {
+      this.states.set(sandbox.id, { state: { state: 'failed', error: sandbox.error } });
+    } else if (this.keepEndedMs > 0) {
+      const timer = setTimeout(() => this.states.delete(sandbox.id), this.keepEndedMs);
+      timer.unref();
+      this.states.set(sandbox.id, { state: { state: 'ended', sandbox }, timer });
+    } else {
+      this.states.delete(sandbox.id);
+    }
+  }
+
+  socketFor(sandboxId: string, target: RouteTarget): string | undefined {
+    const pod = this.deployer.podOf(sandboxId);
+    if (!pod) return undefined;
+    if (target.kind === 'app') return pod.appPort ? pod.appSocket() : undefined;
+    return pod.twinSocket(target.name);
+  }
+
+  stateOf(sandboxId: string): SandboxState {
+    return this.states.get(sandboxId)?.state ?? { state: 'unknown' };
+  }
+
+  close(): void {
+    for (const { timer } of this.states.values()) clearTimeout(timer);
+    this.states.clear();
+  }
+}
