@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Store } from '../store/store.ts';
-import type { AccountRecord, SandboxRecord, SandboxStatus } from '../store/records.ts';
+import type { AccountRecord, Plan, SandboxRecord, SandboxStatus } from '../store/records.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
 import type { Accounts } from '../identity/accounts.ts';
 import type { ScenarioDirectory } from '../scenarios/directory.ts';
@@ -29,7 +29,12 @@ export interface SandboxPolicy {
   freeTtlCapMinutes: number;
   /** Hosts whose pull-request URLs are accepted (github.com, or GitHub Enterprise / the twin). */
   githubWebHosts: string[];
+  /** Sandboxes not yet ended (queued, building, ready) that one account may hold, per plan. */
+  sandboxQuota: Record<Plan, number>;
 }
+
+/** The statuses that count against the quota: a sandbox on its way up or running. */
+const ACTIVE: ReadonlySet<SandboxStatus> = new Set(['queued', 'building', 'ready']);
 
 export interface ListFilter {
   repo?: string;
@@ -45,6 +50,9 @@ export interface SandboxPage {
 
 /** Create, read, list and delete sandboxes, with every rule of the spec. Routes stay thin. */
 export class SandboxService {
+  /** Per account, the tail of its creates: count-then-insert runs one at a time per account. */
+  private readonly creating = new Map<string, Promise<void>>();
+
   constructor(
     private readonly store: Store,
     private readonly accounts: Accounts,
@@ -82,6 +90,20 @@ export class SandboxService {
     }
 
     const seeding = planSeed(input, scenario);
+    // Counting and inserting are one step per account, so concurrent creates cannot all see room
+    // for themselves (one process; the store has no transaction to do it across processes).
+    return this.oneAtATime(account.id, async () => {
+      await this.checkQuota(account);
+      return this.insert(account, input, seeding, ttl);
+    });
+  }
+
+  private async insert(
+    account: AccountRecord,
+    input: CreateSandboxInput,
+    seeding: ReturnType<typeof planSeed>,
+    ttl: number,
+  ): Promise<SandboxRecord> {
     const now = new Date();
     const sandbox: SandboxRecord = {
       id: randomUUID(),
@@ -143,6 +165,35 @@ export class SandboxService {
     const sandbox = await this.get(account, id);
     if (sandbox.status === 'deleted' || sandbox.status === 'expired') return sandbox;
     return (await this.lifecycle.end(id, 'deleted')) ?? sandbox;
+  }
+
+  /** 403 `plan_limit_exceeded` when the account already holds its plan's number of active sandboxes. */
+  private async checkQuota(account: AccountRecord): Promise<void> {
+    const quota = this.policy.sandboxQuota[account.plan] ?? this.policy.sandboxQuota.free;
+    const active = (await this.store.sandboxes.findBy('owner_id', account.id)).filter((s) =>
+      ACTIVE.has(s.status),
+    ).length;
+    if (active < quota) return;
+    const sandboxes = (n: number) => `${n} active sandbox${n === 1 ? '' : 'es'}`;
+    throw forbidden(
+      `The ${account.plan} plan allows ${sandboxes(quota)} (queued, building or ready) at a time, and ` +
+        `this account has ${active}. Delete one (DELETE /sandboxes/{id}) or wait until one expires` +
+        `${account.plan === 'free' ? ', or upgrade to the pro plan' : ''}.`,
+      'plan_limit_exceeded',
+    );
+  }
+
+  private oneAtATime<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const run = (this.creating.get(key) ?? Promise.resolve()).then(task);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.creating.set(key, tail);
+    void tail.then(() => {
+      if (this.creating.get(key) === tail) this.creating.delete(key);
+    });
+    return run;
   }
 
   private checkTwinNames(names: string[]): void {
