@@ -17,11 +17,13 @@ export interface CgroupLimits {
 export interface CgroupUsage {
   cpuUsec?: number;
   pids?: number;
+  /** The most processes at once so far, where the kernel reports it (pids.peak). */
+  pidsPeak?: number;
   memoryBytes?: number;
   /** The highest memory use seen (v1 memory.max_usage_in_bytes, v2 memory.peak where the kernel has it). */
   memoryPeakBytes?: number;
-  /** Times the memory limit was hit (v1 memory.failcnt) or the OOM killer ran (v2 memory.events oom_kill). */
-  memoryLimitHits?: number;
+  /** Processes the OOM killer killed at the sandbox's memory limit (oom_kill of memory.oom_control / memory.events). */
+  oomKills?: number;
 }
 
 export interface CgroupsOptions {
@@ -155,7 +157,11 @@ export class Cgroups {
       try {
         cgroups.create(probe);
       } finally {
-        cgroups.removeDirs(probe);
+        try {
+          cgroups.removeDirs(probe);
+        } catch {
+          // an empty cgroup left behind is harmless; the next sweep takes it
+        }
       }
       return cgroups;
     } catch (error) {
@@ -275,6 +281,18 @@ export class Cgroups {
     return [...ids];
   }
 
+  /** Sweeps, then removes this instance's parent cgroups (Twinbox shutdown, tests). */
+  async close(): Promise<void> {
+    await this.sweep();
+    for (const h of this.hierarchies) {
+      try {
+        rmdirSync(h.parent);
+      } catch {
+        // still in use by another Twinbox of this instance, or gone
+      }
+    }
+  }
+
   usage(sandboxId: string): CgroupUsage | undefined {
     if (this.version === 'none') return undefined;
     const dirs = this.dirs(sandboxId);
@@ -283,9 +301,10 @@ export class Cgroups {
       return {
         cpuUsec: keyed(join(dir, 'cpu.stat'), 'usage_usec'),
         pids: readNumber(join(dir, 'pids.current')),
+        pidsPeak: readNumber(join(dir, 'pids.peak')),
         memoryBytes: readNumber(join(dir, 'memory.current')),
         memoryPeakBytes: readNumber(join(dir, 'memory.peak')),
-        memoryLimitHits: keyed(join(dir, 'memory.events'), 'oom_kill'),
+        oomKills: keyed(join(dir, 'memory.events'), 'oom_kill'),
       };
     }
     const usage: CgroupUsage = {};
@@ -295,11 +314,14 @@ export class Cgroups {
         const ns = readNumber(join(dir, 'cpuacct.usage'));
         if (ns !== undefined) usage.cpuUsec = Math.round(ns / 1000);
       }
-      if (h.controllers.includes('pids')) usage.pids = readNumber(join(dir, 'pids.current'));
+      if (h.controllers.includes('pids')) {
+        usage.pids = readNumber(join(dir, 'pids.current'));
+        usage.pidsPeak = readNumber(join(dir, 'pids.peak'));
+      }
       if (h.controllers.includes('memory')) {
         usage.memoryBytes = readNumber(join(dir, 'memory.usage_in_bytes'));
         usage.memoryPeakBytes = readNumber(join(dir, 'memory.max_usage_in_bytes'));
-        usage.memoryLimitHits = readNumber(join(dir, 'memory.failcnt'));
+        usage.oomKills = keyed(join(dir, 'memory.oom_control'), 'oom_kill');
       }
     });
     return usage;

@@ -175,13 +175,16 @@ function bubblewrapArgv(
   tools: Helpers,
   system: string[],
   userNamespace: boolean,
+  disableNestedUserns: boolean,
   limits: SandboxLimits,
   spec: ExecSpec,
 ): string[] {
   const args = [tools.bwrap!];
   // Unprivileged inside: uid 65534 in a user namespace, so root on the host is not root in the app, and
-  // no further user namespaces (each would hand the app a fresh set of capabilities to attack the kernel).
-  if (userNamespace) args.push('--unshare-user', '--uid', '65534', '--gid', '65534', '--disable-userns');
+  // no further user namespaces (each would hand the app a fresh set of capabilities to attack the kernel;
+  // bwrap before 0.8 cannot forbid them, hence optional).
+  if (userNamespace) args.push('--unshare-user', '--uid', '65534', '--gid', '65534');
+  if (userNamespace && disableNestedUserns) args.push('--disable-userns');
   args.push(
     ...system,
     '--proc',
@@ -248,7 +251,12 @@ function processGroupArgv(tools: Helpers, spec: ExecSpec): string[] {
 export interface IsolationOptions extends CgroupsOptions {
   /** Share one Cgroups between isolations (tests building several modes); opened from limits otherwise. */
   cgroups?: Cgroups;
+  /** With a user namespace: forbid the app further ones (bwrap --disable-userns, 0.8+). Default true. */
+  disableNestedUserns?: boolean;
 }
+
+/** Each isolation's argv without the cgroup join, for probing a mode before any sandbox exists. */
+const bareArgv = new WeakMap<Isolation, (spec: ExecSpec) => string[]>();
 
 /** Builds one mode without probing it (probeIsolation picks the strongest that works). */
 export function createIsolation(
@@ -262,14 +270,16 @@ export function createIsolation(
   const cgroups = opts.cgroups ?? Cgroups.open(limits, opts);
   const bubblewrap = mode !== 'process-group';
   const system = bubblewrap ? systemBinds() : [];
+  const userNamespace = mode === 'bubblewrap-userns';
+  const disableNested = opts.disableNestedUserns ?? true;
   const inner = (spec: ExecSpec): string[] =>
     bubblewrap
       ? [
           ...rlimits(tools, spec),
-          ...bubblewrapArgv(tools, system, mode === 'bubblewrap-userns', limits, spec),
+          ...bubblewrapArgv(tools, system, userNamespace, disableNested, limits, spec),
         ]
       : processGroupArgv(tools, spec);
-  return {
+  const isolation: Isolation = {
     name: bubblewrap ? 'bubblewrap' : 'process-group',
     mode,
     limits,
@@ -292,45 +302,30 @@ export function createIsolation(
     killLeftovers: () => cgroups.sweep(),
     usage: (sandboxId) => cgroups.usage(sandboxId),
   };
+  bareArgv.set(isolation, inner);
+  return isolation;
 }
 
 /** Runs `exit 0` under a candidate (without a cgroup): does this mode work on this host? */
-function works(isolation: Isolation, probeLimits: SandboxLimits): { ok: boolean; detail: string } {
-  const tools = helpers();
+function works(isolation: Isolation): { ok: boolean; detail: string } {
   const cwd = mkdtempSync(join(tmpdir(), 'twinbox-probe-'));
   try {
-    return worksIn(cwd, isolation, probeLimits, tools);
+    const argv = bareArgv.get(isolation)!({
+      command: 'exit 0',
+      sandboxId: 'probe',
+      cwd,
+      memoryBytes: Math.max(256 * 1024 * 1024, isolation.limits.memoryBytes),
+    });
+    const probe = spawnSync(argv[0]!, argv.slice(1), {
+      env: HELPER_ENV,
+      input: '',
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    return { ok: probe.status === 0, detail: (probe.stderr || probe.error?.message || '').trim() };
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
-}
-
-function worksIn(
-  cwd: string,
-  isolation: Isolation,
-  probeLimits: SandboxLimits,
-  tools: Helpers,
-): { ok: boolean; detail: string } {
-  const spec: ExecSpec = {
-    command: 'exit 0',
-    sandboxId: 'probe',
-    cwd,
-    memoryBytes: Math.max(256 * 1024 * 1024, probeLimits.memoryBytes),
-  };
-  const argv =
-    isolation.mode === 'process-group'
-      ? processGroupArgv(tools, spec)
-      : [
-          ...rlimits(tools, spec),
-          ...bubblewrapArgv(tools, systemBinds(), isolation.mode === 'bubblewrap-userns', probeLimits, spec),
-        ];
-  const probe = spawnSync(argv[0]!, argv.slice(1), {
-    env: HELPER_ENV,
-    input: '',
-    encoding: 'utf8',
-    timeout: 10_000,
-  });
-  return { ok: probe.status === 0, detail: (probe.stderr || probe.error?.message || '').trim() };
 }
 
 /**
@@ -363,13 +358,22 @@ export function probeIsolation(
   if (!tools.bwrap)
     return fallback('bubblewrap (bwrap) is not installed: apps run as plain process groups, not isolated');
   const failures: string[] = [];
-  for (const candidateMode of ['bubblewrap-userns', 'bubblewrap'] as const) {
-    const candidate = createIsolation(candidateMode, limits, { ...opts, cgroups });
-    const result = works(candidate, limits);
+  const candidates = [
+    { mode: 'bubblewrap-userns', disableNestedUserns: true },
+    { mode: 'bubblewrap-userns', disableNestedUserns: false },
+    { mode: 'bubblewrap', disableNestedUserns: false },
+  ] as const;
+  for (const { mode: candidateMode, disableNestedUserns } of candidates) {
+    const candidate = createIsolation(candidateMode, limits, { ...opts, cgroups, disableNestedUserns });
+    const result = works(candidate);
     if (result.ok) {
+      if (candidateMode === 'bubblewrap-userns' && !disableNestedUserns)
+        warnings.push(
+          `bwrap cannot forbid nested user namespaces here (${failures[0]}): apps may create their own`,
+        );
       if (candidateMode === 'bubblewrap')
         warnings.push(
-          `no user namespaces here (${failures[0]}): apps run as Twinbox's uid with all capabilities dropped`,
+          `no user namespaces here (${failures[1]}): apps run as Twinbox's uid with all capabilities dropped`,
         );
       return { isolation: candidate, warning: warnings.length ? warnings.join('; ') : undefined, warnings };
     }

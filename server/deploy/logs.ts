@@ -1,11 +1,9 @@
-import { createWriteStream, fstatSync, openSync, renameSync, type WriteStream } from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** The on-disk cap when the caller names none (TWINBOX_APP_LOG_FILE_BYTES's default). */
 export const DEFAULT_LOG_FILE_BYTES = 16 * 1024 * 1024;
-
-const DROPPED = '\n[twinbox] output dropped: the log file cannot keep up\n';
 
 /**
  * One sandbox's output (install, build, app): the last `maxBytes` in memory for the logs endpoint and error
@@ -13,15 +11,16 @@ const DROPPED = '\n[twinbox] output dropped: the log file cannot keep up\n';
  * Each file holds at most half of `maxFileBytes`: when `<id>.log` would pass that it becomes `<id>.log.1`
  * (replacing the older one) and a new `<id>.log` starts, so the two never take more than `maxFileBytes`
  * however much an app prints.
+ *
+ * Writes are synchronous: a chunk from a pipe (64 KiB at most) into the page cache takes microseconds, and
+ * unlike a stream nothing queues in Twinbox's memory when an app prints faster than the disk takes it.
  */
 export class LogSink {
   private chunks: Buffer[] = [];
   private size = 0;
-  private file: WriteStream | undefined;
+  private fd: number | undefined;
   private fileBytes = 0;
   private readonly half: number;
-  private dropping = false;
-  private closing: WriteStream[] = [];
 
   constructor(
     readonly path: string,
@@ -29,62 +28,51 @@ export class LogSink {
     readonly maxFileBytes = DEFAULT_LOG_FILE_BYTES,
   ) {
     this.half = Math.max(1, Math.floor(maxFileBytes / 2));
-    this.file = this.openFile();
+    this.openFile();
   }
 
-  /**
-   * The file is opened synchronously, so the stream is bound to this inode before any rename: whatever it
-   * still has queued lands in the file that became `.1`, never in a new `<id>.log`.
-   */
-  private openFile(): WriteStream | undefined {
+  private openFile(): void {
     try {
-      const fd = openSync(this.path, 'a', 0o600);
-      this.fileBytes = fstatSync(fd).size;
-      const stream = createWriteStream(this.path, { fd });
-      stream.on('error', () => {}); // a full disk must not crash Twinbox; the ring buffer still works
-      return stream;
+      this.fd = openSync(this.path, 'a', 0o600);
+      this.fileBytes = fstatSync(this.fd).size;
     } catch {
-      return undefined;
+      this.fd = undefined; // no log file (disk gone): the ring buffer still works
     }
   }
 
+  private closeFile(): void {
+    if (this.fd === undefined) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+    this.fd = undefined;
+  }
+
   private rotate(): void {
-    if (this.file) this.closing.push(this.file.end());
+    this.closeFile();
     try {
       renameSync(this.path, `${this.path}.1`);
     } catch {
       // nothing to keep
     }
-    this.file = this.openFile();
-    this.fileBytes = 0;
-  }
-
-  /** Bytes handed to streams (this file's and rotated ones still flushing) but not yet on disk. */
-  private queued(): number {
-    this.closing = this.closing.filter((stream) => !stream.closed);
-    let total = this.file?.writableLength ?? 0;
-    for (const stream of this.closing) total += stream.writableLength;
-    return total;
+    this.openFile();
   }
 
   private toFile(chunk: Buffer): void {
-    if (!this.file) return;
-    // Output faster than the disk takes it would queue in Twinbox's memory: past a cap's worth, drop it.
-    if (this.queued() > this.maxFileBytes) {
-      if (!this.dropping && this.fileBytes + DROPPED.length <= this.half) {
-        this.file.write(DROPPED);
-        this.fileBytes += DROPPED.length;
-      }
-      this.dropping = true;
-      return;
-    }
-    this.dropping = false;
+    if (this.fd === undefined) return;
     const data = chunk.length > this.half ? chunk.subarray(chunk.length - this.half) : chunk;
     if (this.fileBytes + data.length > this.half) {
       this.rotate();
-      if (!this.file) return;
+      if (this.fd === undefined) return;
     }
-    this.file.write(data);
+    try {
+      writeSync(this.fd, data);
+    } catch {
+      // a full disk must not crash Twinbox
+    }
+    // Counted as written even when it failed: the cap must hold, whatever a retry would add.
     this.fileBytes += data.length;
   }
 
@@ -121,9 +109,8 @@ export class LogSink {
   }
 
   close(): Promise<void> {
-    const file = this.file;
-    this.file = undefined;
-    return new Promise((resolve) => (file ? file.end(resolve) : resolve()));
+    this.closeFile();
+    return Promise.resolve();
   }
 }
 

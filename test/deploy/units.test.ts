@@ -1,10 +1,11 @@
 import t from 'tap';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { extractTarball } from '../../server/deploy/extract.ts';
-import { LogSink } from '../../server/deploy/logs.ts';
+import { Cgroups } from '../../server/deploy/cgroups.ts';
+import { LogSink, SandboxLogs } from '../../server/deploy/logs.ts';
 import { readProfile } from '../../server/deploy/profile.ts';
 import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from '../../server/deploy/twin-plan.ts';
 import { gzipTar } from '../../server/twins/github/tar.ts';
@@ -154,14 +155,61 @@ t.test('extraction drops the top directory and refuses links and traversal', asy
   t.notOk(existsSync(join(dest2, 'hard')), 'no hard link');
 });
 
-t.test('logs: a bounded ring buffer in memory, everything in the file', async (t) => {
-  const path = join(await tempDir(t), 'x.log');
-  const sink = new LogSink(path, 10);
+t.test('logs: a bounded ring buffer in memory; on disk two files within the cap, newest last', async (t) => {
+  const dir = await tempDir(t);
+  const path = join(dir, 'x.log');
+  const sink = new LogSink(path, 10, 40);
   sink.write('0123456789');
   sink.write('abcdef');
   t.equal(sink.text(), '6789abcdef');
   sink.write('a very long line that alone is bigger than the buffer');
   t.equal(sink.text().length, 10);
   await sink.close();
-  t.match(readFileSync(path, 'utf8'), /^0123456789abcdefa very long/);
+  // Each file holds at most half the cap; a chunk bigger than that keeps its tail.
+  t.equal(readFileSync(path, 'utf8'), 'lone is bigger than the buffer'.slice(-20));
+  t.equal(readFileSync(`${path}.1`, 'utf8'), '0123456789abcdef');
+
+  const logs = new SandboxLogs(dir, 1000, 64);
+  const live = await logs.open('s1');
+  for (let i = 0; i < 100; i++) live.write(`line ${i}\n`);
+  await logs.close('s1');
+  const total = readdirSync(dir)
+    .filter((f) => f.startsWith('s1.log'))
+    .reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+  t.ok(total <= 64, `${total} bytes on disk`);
+  t.match(await logs.read('s1'), /line 98\nline 99\n$/);
+  // Reopened (a redeploy of the same sandbox): the cap counts what is already there.
+  const again = await logs.open('s1');
+  again.write('x'.repeat(30));
+  await logs.close('s1');
+  t.ok(statSync(join(dir, 's1.log')).size <= 32);
+});
+
+t.test('cgroups v2: limits written, controllers delegated down the tree', async (t) => {
+  const root = await tempDir(t);
+  const base = join(root, 'svc');
+  await mkdir(base, { recursive: true });
+  await writeFile(join(root, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
+  await writeFile(join(base, 'cgroup.controllers'), 'cpu memory pids\n');
+  const cgroups = Cgroups.open(
+    { pids: 64, cpus: 0.5, memoryBytes: 256 * 1024 * 1024 },
+    { root, selfCgroup: '0::/svc\n', instance: 'inst' },
+  );
+  t.equal(cgroups.version, 'v2', cgroups.reason ?? '');
+  const procs = cgroups.create('sb-1');
+  const dir = join(base, 'twinbox', 'inst', 'sb-1');
+  t.same(procs, [join(dir, 'cgroup.procs')]);
+  t.equal(readFileSync(join(dir, 'pids.max'), 'utf8'), '64');
+  t.equal(readFileSync(join(dir, 'memory.max'), 'utf8'), String(256 * 1024 * 1024));
+  t.equal(readFileSync(join(dir, 'cpu.max'), 'utf8'), '50000 100000');
+  for (const level of [base, join(base, 'twinbox'), join(base, 'twinbox', 'inst')])
+    t.equal(readFileSync(join(level, 'cgroup.subtree_control'), 'utf8'), '+pids +memory +cpu');
+  t.throws(() => cgroups.create('../escape'), /not a usable cgroup name/);
+
+  const missing = await tempDir(t);
+  await writeFile(join(missing, 'cgroup.controllers'), 'memory\n');
+  const none = Cgroups.open({ pids: 1, cpus: 1, memoryBytes: 1 }, { root: missing, selfCgroup: '0::/\n' });
+  t.equal(none.version, 'none');
+  t.match(none.reason, /pids, cpu not delegated/);
+  t.same(none.create('x'), [], 'no cgroup: nothing to join');
 });
