@@ -35,10 +35,27 @@ export function isKnownSecret(presented: string, known: Iterable<string>): boole
   const digest = createHash('sha256').update(presented).digest();
   let found = false;
   for (const candidate of known) {
-    const match = timingSafeEqual(digest, createHash('sha256').update(candidate).digest());
+    const match = timingSafeEqual(digest, knownDigest(candidate));
     found = found || match;
   }
   return found;
+}
+
+/**
+ * Digests of the secrets a twin knows, so a twin with many issued tokens hashes only the presented one
+ * per request. Only known secrets are cached (never what a caller presents), and the cache is bounded.
+ */
+const knownDigests = new Map<string, Buffer>();
+const KNOWN_DIGESTS_MAX = 10_000;
+
+function knownDigest(secret: string): Buffer {
+  let digest = knownDigests.get(secret);
+  if (!digest) {
+    if (knownDigests.size >= KNOWN_DIGESTS_MAX) knownDigests.clear();
+    digest = createHash('sha256').update(secret).digest();
+    knownDigests.set(secret, digest);
+  }
+  return digest;
 }
 
 /** The token of an `Authorization` header: `Bearer x`, `token x`, or the password (else user) of Basic. */

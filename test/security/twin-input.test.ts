@@ -5,6 +5,7 @@
  * over the cap; and bad input that used to end in a 500.
  */
 import t, { type Test } from 'tap';
+import { createSign, generateKeyPairSync } from 'node:crypto';
 import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -561,6 +562,16 @@ t.test('credentials: checked before the body, in constant time, and normal flows
   const forgedJwt = `eyJhbGciOiJSUzI1NiJ9.${Buffer.from('{"iss":"1"}').toString('base64url')}.c2ln`;
   const jwt = await send(`${github.base_url}/app`, { headers: { authorization: `Bearer ${forgedJwt}` } });
   t.equal(jwt.status, 401, 'a JWT no seeded app signed: 401');
+  const bogusOnWebFlow = await fetch(
+    `${github.base_url}/login/oauth/authorize?client_id=none&redirect_uri=http://127.0.0.1/cb`,
+    { headers: { authorization: 'token ghp_guessed' }, redirect: 'manual' },
+  );
+  t.not(
+    bogusOnWebFlow.status,
+    401,
+    'the OAuth web flow needs no token (a bogus one is dropped, not refused)',
+  );
+  await bogusOnWebFlow.body?.cancel();
 
   // Slack: the SDK flow; a token in the form body (as Slack allows) and in the query; guesses refused.
   const bot = slack.env_vars.SLACK_BOT_TOKEN!;
@@ -599,4 +610,39 @@ t.test('credentials: checked before the body, in constant time, and normal flows
   t.ok(isKnownSecret('b', ['a', 'b', 'c']));
   t.notOk(isKnownSecret('', ['']), 'an empty token is never known');
   t.notOk(isKnownSecret('d', ['a', 'b', 'c']));
+});
+
+t.test('github: an App JWT must be signed by a seeded app and not expired', async (t) => {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+    type: 'pkcs1',
+    format: 'pem',
+  });
+  const { host } = await tempHost(t);
+  const github = (
+    await host.start('app', ['github'], {
+      adminToken: ADMIN,
+      seeds: {
+        github: {
+          ...githubSeed,
+          apps: [{ app_id: 4242, slug: 'twinbox', name: 'Twinbox', private_key: pem, installations: [] }],
+        },
+      },
+    })
+  ).github!;
+  const now = Math.floor(Date.now() / 1000);
+  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const sign = (claims: object, key: string | Buffer = pem) => {
+    const unsigned = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64(claims)}`;
+    return `${unsigned}.${createSign('RSA-SHA256').update(unsigned).sign(key).toString('base64url')}`;
+  };
+  const app = (jwt: string) =>
+    send(`${github.base_url}/app`, { headers: { authorization: `Bearer ${jwt}` } });
+  t.equal((await app(sign({ iat: now - 60, exp: now + 540, iss: '4242' }))).body.slug, 'twinbox', 'valid');
+  const expired = await app(sign({ iat: now - 700, exp: now - 60, iss: '4242' }));
+  t.equal(expired.status, 401, 'expired: 401');
+  t.match(expired.body.message, /Expiration time/);
+  t.equal((await app(sign({ iat: now - 60, exp: now + 540, iss: '4242' }, other))).status, 401, 'other key');
+  t.equal((await app(sign({ iat: now - 60, exp: now + 540, iss: '9999' }))).status, 401, 'unknown app');
 });

@@ -172,13 +172,18 @@ class GitHubTwin implements TwinDriver {
    * are public (as on github.com); writes are not.
    */
   authorize(head: RequestHead): Authorization {
-    if (WEB_FLOW.test(head.url.pathname)) return 'public';
     const header = head.headers.get('authorization');
-    if (!header) {
-      return ['GET', 'HEAD', 'OPTIONS'].includes(head.method)
-        ? 'public'
-        : githubError(401, 'Requires authentication');
-    }
+    const credential = header === null ? undefined : this.credential(header);
+    // The OAuth web flow needs no token; one that is there is used only when valid (handle drops others).
+    if (WEB_FLOW.test(head.url.pathname)) return credential === true ? true : 'public';
+    if (credential !== undefined) return credential;
+    return ['GET', 'HEAD', 'OPTIONS'].includes(head.method)
+      ? 'public'
+      : githubError(401, 'Requires authentication');
+  }
+
+  /** An `Authorization` header's verdict: true, or GitHub's 401. */
+  private credential(header: string): true | Response {
     const presented = presentedToken(header);
     if (!presented || !['token', 'bearer', 'basic'].includes(presented.scheme)) {
       return githubError(401, 'Bad credentials');
@@ -205,12 +210,14 @@ class GitHubTwin implements TwinDriver {
     if (verdict instanceof Response) return verdict;
     const body = Buffer.from(await request.clone().arrayBuffer());
     await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '');
-    // The engine reads only `token`/`Bearer`: Basic (`user:token`) becomes the token it carries.
+    // The engine must only ever see a verified credential, as `token ...` or `Bearer ...`: it would take
+    // any other token as its first user, and reads neither Basic (`user:token`) nor an unverified header.
     const presented = presentedToken(request.headers.get('authorization'));
     let forwarded = request;
-    if (presented?.scheme === 'basic') {
+    if (request.headers.has('authorization') && (verdict === 'public' || presented?.scheme === 'basic')) {
       const headers = new Headers(request.headers);
-      headers.set('authorization', `token ${presented.token}`);
+      if (verdict === 'public' || !presented) headers.delete('authorization');
+      else headers.set('authorization', `token ${presented.token}`);
       forwarded = new Request(request, { headers });
     }
     return (
