@@ -86,8 +86,7 @@ t.test('without a deployer nothing pretends: a sandbox stays queued', async (t) 
 t.test('deploys run with bounded concurrency, go building -> ready, and fill the spec fields', async (t) => {
   const deployer = new GatedDeployer();
   const tb = await startTestTwinbox(t, { TWINBOX_DEPLOY_CONCURRENCY: '2' }, { deployer });
-  // Pro: five sandboxes at once is above the free plan's quota of active sandboxes.
-  const user = await createUser(tb, 'pro');
+  const user = await createUser(tb);
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
     const res = await createSandbox(tb, user.key);

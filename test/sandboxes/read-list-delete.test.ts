@@ -47,8 +47,7 @@ t.test('DELETE ends the sandbox now, keeps the record, and is idempotent', async
 
 t.test('list: newest first, filtered by repo and status, paginated with a cursor', async (t) => {
   const tb = await startTestTwinbox(t);
-  // Pro: seven sandboxes at once is above the free plan's quota of active sandboxes (test/security/quota).
-  const user = await createUser(tb, 'pro');
+  const user = await createUser(tb);
   const ids: string[] = [];
   for (let i = 0; i < 7; i++) {
     const repo = i % 2 === 0 ? 'org/even' : 'org/odd';

@@ -1,4 +1,6 @@
 import t from 'tap';
+import type { Test } from 'tap';
+import { loadConfig } from '../../server/config.ts';
 import { call, createSandbox, createUser, startTestTwinbox } from '../helpers/twinbox.ts';
 import { exampleFiles, until } from '../helpers/deploy.ts';
 import { appComments, connectedUser, githubWithApp, twinboxWithApp } from '../app/rig.ts';
@@ -6,8 +8,16 @@ import { appComments, connectedUser, githubWithApp, twinboxWithApp } from '../ap
 // Sandboxes not yet ended (queued, building, ready) per account, per plan: free 3, pro 50 by default.
 // Without a deploy engine a sandbox stays queued, so every one made here counts until it is deleted.
 
+/** The shipped quotas (test Twinboxes otherwise lift them, since most tests make many sandboxes). */
+const QUOTAS = { TWINBOX_SANDBOX_QUOTA_FREE: '3', TWINBOX_SANDBOX_QUOTA_PRO: '50' };
+const twinbox = (t: Test, env: Record<string, string> = {}) => startTestTwinbox(t, { ...QUOTAS, ...env });
+
+t.test('the defaults are free 3 and pro 50', async (t) => {
+  t.same(loadConfig({}).sandboxQuota, { free: 3, pro: 50 });
+});
+
 t.test('a free account holds 3 active sandboxes; the 4th is 403; deleting one makes room', async (t) => {
-  const tb = await startTestTwinbox(t);
+  const tb = await twinbox(t);
   const user = await createUser(tb, 'free');
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
@@ -34,7 +44,7 @@ t.test('a free account holds 3 active sandboxes; the 4th is 403; deleting one ma
 });
 
 t.test('ended and failed sandboxes do not count', async (t) => {
-  const tb = await startTestTwinbox(t);
+  const tb = await twinbox(t);
   const user = await createUser(tb, 'free');
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) ids.push((await createSandbox(tb, user.key)).body.sandbox_id);
@@ -49,7 +59,7 @@ t.test('ended and failed sandboxes do not count', async (t) => {
 });
 
 t.test('30 concurrent creates from one free account make exactly 3 sandboxes', async (t) => {
-  const tb = await startTestTwinbox(t);
+  const tb = await twinbox(t);
   const user = await createUser(tb, 'free');
   const results = await Promise.all(
     Array.from({ length: 30 }, (_, i) => createSandbox(tb, user.key, { repo: 'a/b', branch: `b${i}` })),
@@ -64,12 +74,12 @@ t.test('30 concurrent creates from one free account make exactly 3 sandboxes', a
   t.equal((await tb.store.sandboxes.findBy('owner_id', user.id)).length, 3, 'three stored');
 });
 
-t.test('pro: more than the free quota by default; both quotas are configurable', async (t) => {
-  const tb = await startTestTwinbox(t);
+t.test('pro: more than the free quota; both quotas are configurable', async (t) => {
+  const tb = await twinbox(t);
   const pro = await createUser(tb, 'pro');
   for (let i = 0; i < 5; i++) t.equal((await createSandbox(tb, pro.key)).status, 201);
 
-  const small = await startTestTwinbox(t, {
+  const small = await twinbox(t, {
     TWINBOX_SANDBOX_QUOTA_PRO: '2',
     TWINBOX_SANDBOX_QUOTA_FREE: '1',
   });
@@ -91,7 +101,7 @@ t.test(
   'the GitHub App goes through the same quota: the pull request gets a comment, not a sandbox',
   async (t) => {
     const { gh, privateKey } = await githubWithApp(t);
-    const rig = await twinboxWithApp(t, gh, privateKey, {}, { deploy: false });
+    const rig = await twinboxWithApp(t, gh, privateKey, QUOTAS, { deploy: false });
     const user = await connectedUser(rig);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await createSandbox(rig.tb, user.key)).body.sandbox_id);
