@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
+import { IsolationError } from './deploy/index.ts';
 import { createTwinbox } from './twinbox.ts';
 import { bootstrapLocalOwner, sampleCurl } from './bootstrap.ts';
 
@@ -24,7 +25,11 @@ try {
     });
   }
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof DataDirLockedError ||
+    error instanceof IsolationError
+  ) {
     process.stderr.write(`twinbox: ${error.message}\n`);
     process.exit(1);
   }

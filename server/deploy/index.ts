@@ -4,8 +4,8 @@ import type { Config } from '../config.ts';
 import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
 import type { Store } from '../store/store.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
-import { helper } from './helpers.ts';
-import { probeIsolation } from './isolation.ts';
+import { helpers } from './helpers.ts';
+import { probeIsolation, type Isolation } from './isolation.ts';
 import { SandboxDirectory } from './endpoints.ts';
 import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
 import { NetworkNamespaces } from './netns.ts';
@@ -14,6 +14,27 @@ import { GitHubSource } from './source.ts';
 import { githubWebHosts } from '../sandboxes/pull-request-url.ts';
 
 export { LocalDeployer } from './local-deployer.ts';
+
+/** Production was asked to start where sandboxes cannot be isolated. */
+export class IsolationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IsolationError';
+  }
+}
+
+/** What of process, file-system and network isolation does not hold here, each with how to get it. */
+function isolationGaps(isolation: Isolation, netnsProblem: string | undefined): string[] {
+  const gaps: string[] = [];
+  const caps = isolation.capabilities;
+  if (!caps.processes || !caps.filesystem)
+    gaps.push(
+      'process and file-system isolation (bubblewrap that can create namespaces: apt-get install bubblewrap)',
+    );
+  if (caps.cgroups === 'none') gaps.push('per-sandbox limits (a writable cgroup file system, v2 or v1)');
+  if (netnsProblem) gaps.push(`network isolation (${netnsProblem})`);
+  return gaps;
+}
 
 /** The embedded deploy engine as the composition root sees it. */
 export interface DeployEngine {
@@ -47,20 +68,39 @@ export async function createDeployEngine(deps: {
     memoryBytes: config.appMemoryMb * 1024 * 1024,
     tmpBytes: config.sandboxTmpMb * 1024 * 1024,
   });
-  for (const warning of warnings) logger.warn(warning);
-  const namespaces = new NetworkNamespaces({
-    ip: helper('ip'),
-    nsenter: helper('nsenter'),
-    sh: helper('sh'),
-  });
-  const netnsProblem = config.sandboxIsolation === 'off' ? 'isolation is off' : await namespaces.probe();
+  const tools = helpers();
+  const namespaces =
+    tools.ip && tools.nsenter && tools.sh
+      ? new NetworkNamespaces({ ip: tools.ip, nsenter: tools.nsenter, sh: tools.sh })
+      : undefined;
+  const netnsProblem =
+    config.sandboxIsolation === 'off'
+      ? 'isolation is off (TWINBOX_SANDBOX_ISOLATION=off)'
+      : namespaces
+        ? await namespaces.probe()
+        : '`ip` (iproute2) or `nsenter` (util-linux) is not installed';
   if (netnsProblem)
-    logger.warn({ reason: netnsProblem }, 'sandboxes get no network namespace: apps can reach this machine');
+    warnings.push(
+      `sandboxes get no network namespace (${netnsProblem}): apps can reach this machine and each other`,
+    );
+  const missing = isolationGaps(isolation, netnsProblem);
+  if (missing.length && config.env === 'production')
+    throw new IsolationError(
+      `Twinbox will not run sandboxes unisolated in production. Missing:\n${missing.map((m) => `  - ${m}`).join('\n')}\n` +
+        'Run Twinbox as root on Linux with bubblewrap, iproute2 and a writable cgroup file system (docs/security.md).',
+    );
+  for (const warning of warnings) logger.warn(warning);
+  if (missing.length)
+    process.stderr.write(
+      `\n*** WARNING: sandboxes are NOT isolated here. Deployed code can read this machine's files and reach its network.\n` +
+        `*** Missing: ${missing.join('; ')}. Every sandbox records isolation: "none". Never run this in production.\n\n`,
+    );
   const pods = new PodManager({
     dataDir: config.dataDir,
     isolation,
     namespaces: netnsProblem ? undefined : namespaces,
     installEgress: config.installEgress,
+    twinBodyBytes: config.twinBodyBytes,
     memoryBytes: config.appMemoryMb * 1024 * 1024,
     logger,
   });

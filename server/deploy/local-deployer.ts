@@ -98,7 +98,10 @@ export class LocalDeployer implements Deployer {
 
   /** `none` when apps share the host's network and file system (development without isolation). */
   get isolationLevel(): 'full' | 'none' {
-    return this.opts.isolation.name === 'bubblewrap' && this.opts.pods.network === 'own' ? 'full' : 'none';
+    const caps = this.opts.isolation.capabilities;
+    return caps.processes && caps.filesystem && caps.cgroups !== 'none' && this.opts.pods.network === 'own'
+      ? 'full'
+      : 'none';
   }
 
   /** Kills what a previous run left behind (Twinbox crashed or was killed). Call before recover(). */

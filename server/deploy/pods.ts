@@ -26,6 +26,8 @@ export interface PodManagerOptions {
   namespaces?: NetworkNamespaces;
   installEgress: Array<{ host: string; port: number }>;
   memoryBytes: number;
+  /** The largest request body a twin reads (TWINBOX_TWIN_BODY_BYTES). */
+  twinBodyBytes: number;
   logger: Logger;
   /** Pods kept started ahead of need, so a deploy does not wait for Node to load the twins. */
   spares?: number;
@@ -167,6 +169,7 @@ export class PodManager {
       TWINBOX_POD_DIR: pod.dir,
       TWINBOX_POD_STATE_DIR: pod.stateDir,
       TWINBOX_POD_NETWORK: pod.netnsPath ? 'own' : 'host',
+      TWINBOX_POD_BODY_BYTES: String(this.opts.twinBodyBytes),
     };
     const proc = spawnGroup(spec, env, this.opts.isolation, log);
     pod.process = proc;

@@ -13,6 +13,7 @@ const dir = process.env.TWINBOX_POD_DIR;
 const stateDir = process.env.TWINBOX_POD_STATE_DIR;
 /** `own`: the pod is alone in a namespace and guards it; `host`: no network isolation (development). */
 const network = process.env.TWINBOX_POD_NETWORK === 'own' ? 'own' : 'host';
+const bodyLimitBytes = Number(process.env.TWINBOX_POD_BODY_BYTES) || undefined;
 if (!dir || !stateDir) {
   process.stderr.write('twinbox pod: TWINBOX_POD_DIR and TWINBOX_POD_STATE_DIR are required\n');
   process.exit(2);
@@ -32,6 +33,7 @@ const twins = new TwinHost({
   publicHost: '127.0.0.1',
   socketDir: dir,
   logger: log,
+  bodyLimitBytes,
 });
 let sandboxId: string | undefined;
 let appPort: number | undefined;

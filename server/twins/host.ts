@@ -25,6 +25,8 @@ export interface TwinHostOptions {
   logger?: Logger;
   /** Twin implementations by name; defaults to every built-in twin. */
   factories?: ReadonlyMap<string, TwinFactory>;
+  /** Largest request body an instance reads (TWINBOX_TWIN_BODY_BYTES); default 1 MiB. */
+  bodyLimitBytes?: number;
   /** Each instance also listens on `<socketDir>/twin-<name>.sock` (a sandbox pod hosts one sandbox). */
   socketDir?: string;
 }
@@ -103,6 +105,7 @@ export class TwinHost {
                 seed: seeds.get(name),
                 logger: this.opts.logger,
                 socketPath: this.socketPath(name),
+                bodyLimitBytes: this.opts.bodyLimitBytes,
               });
               started.push(instance);
               running.set(name, instance);
@@ -172,6 +175,7 @@ export class TwinHost {
                 saved: record.state,
                 logger: this.opts.logger,
                 socketPath: this.socketPath(record.twin),
+                bodyLimitBytes: this.opts.bodyLimitBytes,
               });
               running.set(record.twin, instance);
             } catch (error) {
