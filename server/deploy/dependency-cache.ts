@@ -87,6 +87,22 @@ export class DependencyCache {
     return join(this.cacheDir, key);
   }
 
+  /**
+   * Removes what a crashed run left in the cache directory: staging areas (tmpfs mounts, holding memory)
+   * and half-copied entries. Call at start, before any install. Returns their names.
+   */
+  async sweep(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.cacheDir);
+    } catch {
+      return [];
+    }
+    const leftovers = names.filter((n) => n.startsWith('.staging-') || n.startsWith('.incoming-'));
+    for (const name of leftovers) await removeWorkspace(join(this.cacheDir, name));
+    return leftovers;
+  }
+
   /** Installs into a private staging directory, then moves it into place, so a half install is never used. */
   private async fill(
     key: string,

@@ -11,7 +11,7 @@ import type { Isolation } from '../../server/deploy/isolation.ts';
 import { LogSink } from '../../server/deploy/logs.ts';
 import { runStep } from '../../server/deploy/processes.ts';
 import type { RuntimeProfile } from '../../server/deploy/profile.ts';
-import { isMountPoint } from '../../server/deploy/workspace.ts';
+import { createWorkspace, isMountPoint, removeWorkspace } from '../../server/deploy/workspace.ts';
 import { isolationFor, MiB, requireHost, runnableModes, sandboxId, scratch } from './isolation-fixtures.ts';
 
 const profile = (install: string, lockfile: string | null = 'package-lock.json'): RuntimeProfile => ({
@@ -221,4 +221,16 @@ t.test('a cache-filling install is capped, and setuid bits do not reach the cach
   t.equal(mode & 0o6000, 0, 'setuid and setgid stripped');
   t.equal(mode & 0o755, 0o755);
   t.notOk(isMountPoint(entry));
+});
+
+t.test('sweep: staging areas a crashed run left (mounted or not) are removed', async (t) => {
+  const dir = join(await scratch(t), 'nm');
+  await createWorkspace(join(dir, '.staging-abc-1'), MiB);
+  await createWorkspace(join(dir, '.incoming-2'), MiB);
+  await createWorkspace(join(dir, 'kept-entry'), MiB);
+  t.teardown(() => removeWorkspace(join(dir, 'kept-entry')));
+  const cache = new DependencyCache(dir);
+  t.same((await cache.sweep()).sort(), ['.incoming-2', '.staging-abc-1']);
+  t.same(readdirSync(dir), ['kept-entry']);
+  t.notOk(isMountPoint(join(dir, '.staging-abc-1')));
 });
