@@ -217,11 +217,7 @@ export class TwinInstance {
     }
     if (res.headersSent || res.destroyed) return;
     const outHeaders = new Headers(response.headers);
-    if (unread) {
-      // Closes the connection after this response instead of reading the rest of the body.
-      outHeaders.set('connection', 'close');
-      res.once('finish', () => req.socket?.destroy());
-    }
+    if (unread) closeUnread(req, res, outHeaders);
     writeResponse(res, response.status, outHeaders, out);
     const known = this.driver.secrets();
     this.log.add({
@@ -262,10 +258,7 @@ export class TwinInstance {
   ): Promise<void> {
     const send = (status: number, body: unknown, unread = false) => {
       const headers = new Headers({ 'content-type': 'application/json; charset=utf-8' });
-      if (unread) {
-        headers.set('connection', 'close');
-        res.once('finish', () => req.socket?.destroy());
-      }
+      if (unread) closeUnread(req, res, headers);
       writeResponse(res, status, headers, Buffer.from(JSON.stringify(body)));
     };
     // The token is checked before any of the body is read.
@@ -323,6 +316,17 @@ export class TwinInstance {
       }
     }
   }
+}
+
+/**
+ * A refused request whose body is still on the wire: the response says `Connection: close` and the socket
+ * is destroyed once it is sent, so the rest of the body is never read. A request already complete (no
+ * body, or a small one that arrived whole) keeps its connection.
+ */
+function closeUnread(req: IncomingMessage, res: ServerResponse, headers: Headers): void {
+  if (req.complete) return;
+  headers.set('connection', 'close');
+  res.once('finish', () => req.socket?.destroy());
 }
 
 function webhookSecretVar(twin: string): string {
