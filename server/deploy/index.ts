@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -62,12 +64,18 @@ export async function createDeployEngine(deps: {
   urls: SandboxUrls;
 }): Promise<DeployEngine> {
   const { config, logger, catalog } = deps;
-  const { isolation, warnings } = probeIsolation(config.sandboxIsolation, {
-    pids: config.sandboxPids,
-    cpus: config.sandboxCpus,
-    memoryBytes: config.appMemoryMb * 1024 * 1024,
-    tmpBytes: config.sandboxTmpMb * 1024 * 1024,
-  });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const { isolation, warnings } = probeIsolation(
+    config.sandboxIsolation,
+    {
+      pids: config.sandboxPids,
+      cpus: config.sandboxCpus,
+      memoryBytes: config.appMemoryMb * 1024 * 1024,
+      tmpBytes: config.sandboxTmpMb * 1024 * 1024,
+    },
+    // Cgroups are grouped per data directory, so starting one Twinbox never sweeps another's sandboxes.
+    { instance: createHash('sha256').update(realpathSync(config.dataDir)).digest('hex').slice(0, 16) },
+  );
   const tools = helpers();
   const namespaces =
     tools.ip && tools.nsenter && tools.sh

@@ -105,7 +105,10 @@ export const DEPLOY_STEPS: DeployStep[] = [
             runner.supportedTwin(name),
           ),
         ));
-      ctx.envVars = mergeEnv(profile.env, ctx.twins, ctx.sandbox.env);
+      // A pull request's own .github/twinbox.yml is the head's, i.e. the author's (a fork's, maybe): its
+      // `env` never reaches the app. The GitHub App reads the base branch's config and passes its `env`
+      // for same-repository pull requests only (docs/github-app.md).
+      ctx.envVars = mergeEnv(ctx.sandbox.pr_url ? {} : profile.env, ctx.twins, ctx.sandbox.env);
       // Install and build see the app's environment too (build tools read API URLs, PORT...).
       ctx.port = await runner.appPort(ctx);
       ctx.appEnv = appEnvironment(ctx.workspace, ctx.envVars, profile, ctx.port);
