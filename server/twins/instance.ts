@@ -168,26 +168,16 @@ export class TwinInstance {
     let body: Buffer = Buffer.alloc(0);
     let response: Response;
     let faultLabel: string | undefined;
-    // Refused before (or while) reading the body: the rest of it is never read.
-    let unread = false;
+    // Until the body is read, a refusal leaves the rest of it unread (see closeUnread).
+    let read = false;
     try {
-      // Origin-form only: an absolute or `//host` target must not change the URL the twin sees.
-      if (!path.startsWith('/') || path.startsWith('//')) {
-        throw new TwinInputError(400, 'the request target must be a path', 'invalid_target');
-      }
-      const url = new URL(`${this.baseUrl}${path}`);
+      const url = requestUrl(this.baseUrl, path);
       const headers = headersOf(req);
       const verdict = await this.driver.authorize({ method, url, headers });
-      if (verdict instanceof Response) {
-        unread = true;
-        response = verdict;
-      } else {
-        try {
-          body = await readBody(req, this.bodyLimitBytes);
-        } catch (error) {
-          unread = true;
-          throw error;
-        }
+      if (verdict instanceof Response) response = verdict;
+      else {
+        body = await readBody(req, this.bodyLimitBytes);
+        read = true;
         await screenRequest(url.searchParams, body, headers.get('content-type') ?? '', {
           jsonFormFields: this.driver.jsonFormFields,
         });
@@ -217,7 +207,7 @@ export class TwinInstance {
     }
     if (res.headersSent || res.destroyed) return;
     const outHeaders = new Headers(response.headers);
-    if (unread) closeUnread(req, res, outHeaders);
+    if (!read) closeUnread(req, res, outHeaders);
     writeResponse(res, response.status, outHeaders, out);
     const known = this.driver.secrets();
     this.log.add({
@@ -231,7 +221,7 @@ export class TwinInstance {
       ...(faultLabel ? { fault: faultLabel } : {}),
     });
     // OAuth authorize (a GET) also creates state: a pending code.
-    if (!unread && (method !== 'GET' || pathname.startsWith('/login/oauth'))) this.scheduleSave();
+    if (read && (method !== 'GET' || pathname.startsWith('/login/oauth'))) this.scheduleSave();
   }
 
   private get bodyLimitBytes(): number {
@@ -316,6 +306,18 @@ export class TwinInstance {
       }
     }
   }
+}
+
+/** The URL a twin sees: origin-form targets only, so `//host/...` or `http://host/...` cannot change its host. */
+function requestUrl(baseUrl: string, path: string): URL {
+  if (path.startsWith('/') && !path.startsWith('//')) {
+    try {
+      return new URL(`${baseUrl}${path}`);
+    } catch {
+      // falls through to the refusal
+    }
+  }
+  throw new TwinInputError(400, 'the request target must be a path', 'invalid_target');
 }
 
 /**

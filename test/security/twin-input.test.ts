@@ -374,7 +374,7 @@ t.test('12 unauthenticated 50 MiB uploads: refused unread, RSS stays flat', asyn
     }
   }
   t.ok(flood.filter((r) => r.status === 401).length >= 6, 'most clients read the 401 before the close');
-  t.ok(grownMiB < 8, `RSS grew ${grownMiB.toFixed(1)} MiB (< 8 MiB; was +526 MiB before issue 11)`);
+  t.ok(grownMiB < 8, `RSS grew ${grownMiB.toFixed(1)} MiB (< 8 MiB; issue 11 measured +526 MiB)`);
 
   // Slack's refusal is Slack's: HTTP 200, ok:false (what @slack/web-api raises as a platform error).
   const slackFlood = await upload(`${slack.base_url}/api/chat.postMessage`, 50 * MiB, {
@@ -596,6 +596,12 @@ t.test('credentials: checked before the body, in constant time, and normal flows
   t.same(wrongBody.body, { ok: false, error: 'invalid_auth' });
   const none = await send(`${slack.base_url}/api/auth.test`, { method: 'POST' });
   t.same(none.body, { ok: false, error: 'not_authed' });
+  const hook = await send(`${slack.base_url}/services/T000000001/B000000001/guess`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"text":"hi"}',
+  });
+  t.equal(hook.status, 403, 'slack: an incoming-webhook URL with a guessed secret');
   const guessedClient = new WebClient('xoxb-guess', {
     slackApiUrl: slack.env_vars.SLACK_API_URL,
     retryConfig: { retries: 0 },

@@ -177,13 +177,8 @@ class SlackTwin implements TwinDriver {
     if (CLIENT_CREDENTIAL_METHODS.has(pathname) || pathname.startsWith('/oauth/')) return 'public';
     if (pathname.startsWith('/services/')) {
       const hooks = this.engine.store.collection('slack.incoming_webhooks', ['token']).all();
-      const token = pathname.split('/')[4] ?? '';
-      return isKnownSecret(
-        token,
-        hooks.map((h) => String(h.token)),
-      )
-        ? true
-        : slackText(403, 'invalid_token');
+      const known = hooks.map((h) => String(h.token));
+      return isKnownSecret(pathname.split('/')[4] ?? '', known) ? true : slackText(403, 'invalid_token');
     }
     if (pathname.startsWith('/upload/v1/')) {
       const sessions = this.engine.store.collection('slack.file_upload_sessions', ['file_id']);
@@ -212,22 +207,25 @@ class SlackTwin implements TwinDriver {
     await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '', {
       jsonFormFields: true,
     });
-    // The engine reads tokens from the header only: a token from the query or the form moves there.
-    let token: string | undefined;
-    if (!request.headers.has('authorization')) {
-      token = url.searchParams.get('token') ?? undefined;
-      if (token === undefined && verdict === 'public' && url.pathname.startsWith('/api/')) {
-        if (!CLIENT_CREDENTIAL_METHODS.has(url.pathname)) {
-          const fromBody = new URLSearchParams(body.toString('utf8')).get('token');
-          if (!fromBody) return slackError('not_authed');
-          if (!this.knownToken(fromBody)) return slackError('invalid_auth');
-          token = fromBody;
-        }
-      }
-    }
-    if (token === undefined) return this.engine.app.fetch(request);
+    // The engine reads tokens from the header only: a token from the query or the form moves there. On
+    // a public route, a header that is not a known token (nor Basic client credentials) is dropped: the
+    // engine would take an unknown token as its default user.
     const headers = new Headers(request.headers);
-    headers.set('authorization', `Bearer ${token}`);
+    const presented = presentedToken(headers.get('authorization'));
+    if (!headers.has('authorization')) {
+      let token = url.searchParams.get('token') ?? undefined;
+      const formToken = verdict === 'public' && url.pathname.startsWith('/api/');
+      if (token === undefined && formToken && !CLIENT_CREDENTIAL_METHODS.has(url.pathname)) {
+        token = new URLSearchParams(body.toString('utf8')).get('token') ?? undefined;
+        if (!token) return slackError('not_authed');
+        if (!this.knownToken(token)) return slackError('invalid_auth');
+      }
+      if (token === undefined) return this.engine.app.fetch(request);
+      headers.set('authorization', `Bearer ${token}`);
+    } else if (verdict === 'public' && presented?.scheme !== 'basic') {
+      if (presented && this.knownToken(presented.token)) return this.engine.app.fetch(request);
+      headers.delete('authorization');
+    } else return this.engine.app.fetch(request);
     return this.engine.app.fetch(new Request(request, { headers }));
   }
 
