@@ -121,6 +121,8 @@ export async function createDeployEngine(deps: {
       // In production each owner's own GitHub connection is the credential, never a server-wide token.
       token: config.env === 'production' ? undefined : config.githubToken,
       webHosts: githubWebHosts(config.githubWebUrl),
+      maxBytes: config.sourceMaxBytes,
+      maxFiles: config.sourceMaxFiles,
     }),
     isolation,
     logger,

@@ -1,8 +1,19 @@
 import { Octokit } from '@octokit/rest';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join, normalize } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { parsePullRequestUrl } from '../sandboxes/pull-request-url.ts';
-import { extractTarball } from './extract.ts';
+import {
+  DEFAULT_SOURCE_LIMITS,
+  extractTarball,
+  fileMode,
+  safeTarget,
+  SourceBudget,
+  tooLarge,
+  writeSourceFile,
+  type SourceLimits,
+} from './extract.ts';
 
 export interface SourceRef {
   repo: string;
@@ -30,15 +41,57 @@ function statusOf(error: unknown): number | undefined {
   return typeof error === 'object' && error && 'status' in error ? Number(error.status) : undefined;
 }
 
+/** Blobs fetched at once on the trees path: enough to hide latency, few enough to stay polite. */
+const BLOB_CONCURRENCY = 8;
+
+/** GitHub's raw media type for blobs: the bytes themselves, streamed, instead of base64 inside JSON. */
+const RAW_BLOB = 'application/vnd.github.raw+json';
+
+/** GitHub's own limit on a blob served by the API. */
+const MAX_BLOB_BYTES = 100 * 1024 * 1024;
+
+/** A JSON answer to a raw-blob request: a server that ignores the media type (the GitHub twin does). */
+const JSON_TYPE = /^application\/(json|vnd\.github(\.v3)?\+json)\s*(;|$)/i;
+
+/** Reads a whole body as text, refusing it past `limit` bytes without reading further. */
+async function readText(body: Readable, limit: number, tooBig: () => Error): Promise<string> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of body) {
+    length += (chunk as Buffer).length;
+    if (length > limit) {
+      body.destroy();
+      throw tooBig();
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /**
  * Fetches source through the GitHub REST API (real GitHub, GitHub Enterprise, or the GitHub twin): the
  * tarball endpoint first, because it is one request; git trees and blobs when a server does not offer it.
+ * Both paths stream to disk and stop at the caps (`maxBytes` of content, `maxFiles` files and
+ * directories) the moment one is passed, so a hostile repository costs bounded memory and disk.
  */
 export class GitHubSource implements SourceFetcher {
   private readonly octokit: Octokit;
+  readonly limits: SourceLimits;
 
-  constructor(private readonly opts: { apiUrl: string; token?: string; webHosts: string[] }) {
+  constructor(
+    private readonly opts: {
+      apiUrl: string;
+      token?: string;
+      webHosts: string[];
+      maxBytes?: number;
+      maxFiles?: number;
+    },
+  ) {
     this.octokit = new Octokit({ baseUrl: opts.apiUrl, auth: opts.token, userAgent: 'twinbox-deploy' });
+    this.limits = {
+      maxBytes: opts.maxBytes ?? DEFAULT_SOURCE_LIMITS.maxBytes,
+      maxFiles: opts.maxFiles ?? DEFAULT_SOURCE_LIMITS.maxFiles,
+    };
   }
 
   async resolve(ref: SourceRef, signal?: AbortSignal): Promise<ResolvedSource> {
@@ -68,15 +121,16 @@ export class GitHubSource implements SourceFetcher {
 
   async fetch(source: ResolvedSource, dest: string, signal?: AbortSignal): Promise<number> {
     const { owner, repo, sha } = source;
-    let archive: Buffer | undefined;
+    let archive: WebReadableStream<Uint8Array> | undefined;
     try {
+      // The body stays a stream (Octokit would buffer it whole): it is inflated and counted as it arrives.
       const response = await this.octokit.rest.repos.downloadTarballArchive({
         owner,
         repo,
         ref: sha,
-        request: { signal },
+        request: { signal, parseSuccessResponseBody: false },
       });
-      archive = Buffer.from(response.data as ArrayBuffer);
+      archive = response.data as unknown as WebReadableStream<Uint8Array>;
     } catch (error) {
       const status = statusOf(error);
       // Servers without the tarball endpoint answer 404/501; anything else is a real failure.
@@ -87,7 +141,7 @@ export class GitHubSource implements SourceFetcher {
       }
     }
     try {
-      if (archive) return await extractTarball(archive, dest);
+      if (archive) return await extractTarball(archive, dest, { ...this.limits, signal });
       return await this.fetchTree(source, dest, signal);
     } catch (error) {
       throw new Error(
@@ -96,9 +150,14 @@ export class GitHubSource implements SourceFetcher {
     }
   }
 
-  /** The slow path: one request for the tree, one per blob. Links and submodules are skipped. */
+  /**
+   * The slow path: one request for the tree, one per blob. The listing is checked against the caps before
+   * any blob is fetched; blobs then stream to disk as raw bytes, charged as they flow. Links and
+   * submodules are skipped.
+   */
   private async fetchTree(source: ResolvedSource, dest: string, signal?: AbortSignal): Promise<number> {
     const { owner, repo, sha } = source;
+    const budget = new SourceBudget(this.limits);
     const { data: commit } = await this.octokit.rest.git.getCommit({
       owner,
       repo,
@@ -112,24 +171,91 @@ export class GitHubSource implements SourceFetcher {
       recursive: 'true',
       request: { signal },
     });
-    let files = 0;
-    for (const item of tree.tree) {
-      if (item.type !== 'blob' || !item.path || !item.sha || item.mode === '120000') continue;
-      const clean = normalize(item.path);
-      if (clean.startsWith('/') || clean.split('/').includes('..')) continue;
-      const { data: blob } = await this.octokit.rest.git.getBlob({
+    if (tree.truncated) {
+      throw new Error(
+        'the repository has too many files for the API to list them all (truncated tree), and no tarball',
+      );
+    }
+    budget.addEntries(tree.tree.length);
+    const root = resolve(dest);
+    const blobs = tree.tree.flatMap((item) => {
+      if (item.type !== 'blob' || !item.path || !item.sha || item.mode === '120000') return [];
+      const target = safeTarget(root, item.path, 0);
+      const mode = fileMode(item.mode === '100755' ? 0o755 : 0o644);
+      return target ? [{ sha: item.sha, path: item.path, target, mode }] : [];
+    });
+    // What the listing declares is checked up front; what actually arrives is charged as it flows.
+    const declared = tree.tree.reduce((sum, item) => sum + (item.type === 'blob' ? (item.size ?? 0) : 0), 0);
+    if (declared > this.limits.maxBytes) throw tooLarge(this.limits);
+    await mkdir(root, { recursive: true });
+
+    // The first failure stops the other workers; it, not their aborts, is the reason given.
+    const stop = new AbortController();
+    const combined = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+    // A blob answered as JSON is held whole while decoded: one such blob in memory at a time.
+    let jsonQueue = Promise.resolve();
+    const oneAtATime = <T>(work: () => Promise<T>): Promise<T> => {
+      const run = jsonQueue.then(work);
+      jsonQueue = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      return run;
+    };
+    let next = 0;
+    const worker = async () => {
+      try {
+        while (next < blobs.length && !combined.aborted) {
+          const blob = blobs[next++]!;
+          await this.fetchBlob(owner, repo, blob, budget, combined, oneAtATime);
+        }
+      } catch (error) {
+        if (!stop.signal.aborted) stop.abort(error);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BLOB_CONCURRENCY, blobs.length) }, worker));
+    if (stop.signal.aborted) throw stop.signal.reason;
+    return blobs.length;
+  }
+
+  private async fetchBlob(
+    owner: string,
+    repo: string,
+    blob: { sha: string; path: string; target: string; mode: number },
+    budget: SourceBudget,
+    signal: AbortSignal,
+    oneAtATime: <T>(work: () => Promise<T>) => Promise<T>,
+  ): Promise<void> {
+    const response = await this.octokit.rest.git
+      .getBlob({
         owner,
         repo,
-        file_sha: item.sha,
-        request: { signal },
+        file_sha: blob.sha,
+        headers: { accept: RAW_BLOB },
+        request: { signal, parseSuccessResponseBody: false },
+      })
+      .catch((error: Error) => {
+        throw signal.aborted ? error : new Error(`${blob.path}: ${error.message}`);
       });
-      const target = join(dest, clean);
-      await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, Buffer.from(blob.content, blob.encoding === 'base64' ? 'base64' : 'utf8'), {
-        mode: item.mode === '100755' ? 0o755 : 0o644,
-      });
-      files++;
+    const body = Readable.fromWeb(response.data as unknown as WebReadableStream<Uint8Array>);
+    if (!JSON_TYPE.test(String(response.headers['content-type'] ?? ''))) {
+      await writeSourceFile(blob.target, body, blob.mode, signal, budget.meter());
+      return;
     }
-    return files;
+    await oneAtATime(async () => {
+      // Base64 inside JSON (with GitHub's line breaks) is at most ~1.4 times the bytes, plus the envelope.
+      const allowed = Math.min(budget.remainingBytes, MAX_BLOB_BYTES);
+      const text = await readText(body, Math.ceil(allowed * 1.4) + 64 * 1024, () =>
+        allowed < MAX_BLOB_BYTES
+          ? tooLarge(budget.limits)
+          : new Error(`${blob.path} is over 100 MiB, the most the blob API serves`),
+      );
+      // Native JSON.parse: Octokit's own parser overflows its stack on strings over ~5 MiB.
+      const json = JSON.parse(text) as { content?: unknown; encoding?: unknown };
+      if (typeof json.content !== 'string') throw new Error(`the blob of ${blob.path} has no content`);
+      const bytes = Buffer.from(json.content, json.encoding === 'base64' ? 'base64' : 'utf8');
+      budget.addBytes(bytes.length);
+      await writeSourceFile(blob.target, Readable.from([bytes]), blob.mode, signal);
+    });
   }
 }
