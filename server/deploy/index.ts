@@ -65,6 +65,8 @@ export async function createDeployEngine(deps: {
 }): Promise<DeployEngine> {
   const { config, logger, catalog } = deps;
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Names this Twinbox's cgroups and network namespaces: several Twinboxes can share a host (tests do).
+  const instance = createHash('sha256').update(realpathSync(config.dataDir)).digest('hex').slice(0, 16);
   const { isolation, warnings } = probeIsolation(
     config.sandboxIsolation,
     {
@@ -74,12 +76,12 @@ export async function createDeployEngine(deps: {
       tmpBytes: config.sandboxTmpMb * 1024 * 1024,
     },
     // Cgroups are grouped per data directory, so starting one Twinbox never sweeps another's sandboxes.
-    { instance: createHash('sha256').update(realpathSync(config.dataDir)).digest('hex').slice(0, 16) },
+    { instance },
   );
   const tools = helpers();
   const namespaces =
     tools.ip && tools.nsenter && tools.sh
-      ? new NetworkNamespaces({ ip: tools.ip, nsenter: tools.nsenter, sh: tools.sh })
+      ? new NetworkNamespaces({ ip: tools.ip, nsenter: tools.nsenter, sh: tools.sh }, instance)
       : undefined;
   const netnsProblem =
     config.sandboxIsolation === 'off'

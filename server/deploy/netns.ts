@@ -4,8 +4,8 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** Names of the namespaces Twinbox makes: `tb-` and a slot id, so leftovers of a crash are recognisable. */
-export const NETNS_PREFIX = 'tb-';
+/** Every namespace Twinbox makes is named `tb-<instance>-<slot>`. */
+const NETNS_PREFIX = 'tb-';
 
 export interface NetnsTools {
   ip: string;
@@ -20,7 +20,21 @@ export interface NetnsTools {
  * ports start at 0 inside, so the pod (an unprivileged user) can serve DNS on port 53.
  */
 export class NetworkNamespaces {
-  constructor(private readonly tools: NetnsTools) {}
+  /** `tb-<instance>-`: a Twinbox sweeps only its own leftovers, never another's live sandboxes. */
+  readonly prefix: string;
+
+  constructor(
+    private readonly tools: NetnsTools,
+    /** Tells Twinboxes on one host apart (a hash of the data directory); at most 8 characters are used. */
+    instance: string,
+  ) {
+    this.prefix = `${NETNS_PREFIX}${instance.slice(0, 8)}-`;
+  }
+
+  /** The namespace of a pod slot. */
+  nameOf(slot: string): string {
+    return `${this.prefix}${slot}`;
+  }
 
   pathOf(name: string): string {
     return `/run/netns/${name}`;
@@ -57,12 +71,12 @@ export class NetworkNamespaces {
     return stdout
       .split('\n')
       .map((line) => line.split(' ')[0] ?? '')
-      .filter((name) => name.startsWith(NETNS_PREFIX));
+      .filter((name) => name.startsWith(this.prefix));
   }
 
   /** Can namespaces be made here? Tries one; the reason when not. */
   async probe(): Promise<string | undefined> {
-    const name = `${NETNS_PREFIX}probe-${process.pid}`;
+    const name = `${this.prefix}probe-${process.pid}`;
     try {
       await this.create(name);
       return undefined;

@@ -11,7 +11,7 @@ import { twinSocketPath } from '../twins/host.ts';
 import { startInstallProxy } from './install-proxy.ts';
 import type { Isolation } from './isolation.ts';
 import { LogSink } from './logs.ts';
-import { NETNS_PREFIX, type NetworkNamespaces } from './netns.ts';
+import type { NetworkNamespaces } from './netns.ts';
 import { podCall } from './pod-control.ts';
 import { spawnGroup, type GroupProcess } from './processes.ts';
 
@@ -127,7 +127,7 @@ export class PodManager {
     const dir = join(this.opts.dataDir, 'pods', slot);
     const stateDir = join(dir, 'state');
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    const netnsPath = await this.opts.namespaces?.create(`${NETNS_PREFIX}${slot}`);
+    const netnsPath = await this.opts.namespaces?.create(this.opts.namespaces.nameOf(slot));
     const pod = new Pod(slot, dir, stateDir, netnsPath);
     if (netnsPath) {
       await writeFile(join(dir, 'resolv.conf'), 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n');
@@ -257,7 +257,7 @@ export class PodManager {
     await pod.process?.kill(1000);
     await this.opts.isolation.release(`pod-${pod.slot}`);
     await new Promise<void>((resolve) => (pod.proxy ? pod.proxy.close(() => resolve()) : resolve()));
-    if (pod.netnsPath) await this.opts.namespaces?.remove(`${NETNS_PREFIX}${pod.slot}`);
+    if (pod.netnsPath) await this.opts.namespaces?.remove(this.opts.namespaces.nameOf(pod.slot));
     await rm(pod.dir, { recursive: true, force: true, maxRetries: 3 });
   }
 

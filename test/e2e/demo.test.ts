@@ -1,6 +1,7 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { REPO_ROOT } from '../helpers/process.ts';
+import '../helpers/sandbox-hosts.ts';
 
 // The README's `npm run demo`: a whole deploy against the GitHub twin, seeded from a prompt.
 t.test('npm run demo deploys the zero-dep example and its page shows data from the twins', async (t) => {

@@ -22,8 +22,9 @@ t.test('the stripe SDK example: twin inferred from dependencies, install cached 
     t.comment((await call(tb, { url: `/sandboxes/${first.sandbox_id}/logs`, token: user.key })).body);
   t.equal(first.status, 'ready', first.error ?? '');
   t.same(Object.keys(first.twins), ['stripe'], 'the stripe dependency brought a Stripe twin');
-  const { STRIPE_API_BASE, STRIPE_SECRET_KEY } = first.env_vars;
-  await fetch(`${STRIPE_API_BASE}/v1/customers`, {
+  // The twin's env_vars are the app's (inside its namespace); from outside it is reached at base_url.
+  const { STRIPE_SECRET_KEY } = first.env_vars;
+  await fetch(`${first.twins.stripe.base_url}/v1/customers`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${STRIPE_SECRET_KEY}`,
