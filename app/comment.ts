@@ -1,3 +1,4 @@
+import { vendorOf } from '../server/sandboxes/egress.ts';
 import type { SandboxRecord } from '../server/store/records.ts';
 
 /** Finds the app's one comment on a pull request again; invisible on GitHub. */
@@ -11,7 +12,15 @@ export interface CommentView {
   notice: { kind: string; text: string } | null;
   sandbox: Pick<
     SandboxRecord,
-    'id' | 'status' | 'app_url' | 'twins' | 'expires_at' | 'error' | 'ended_at' | 'created_at'
+    | 'id'
+    | 'status'
+    | 'app_url'
+    | 'twins'
+    | 'expires_at'
+    | 'error'
+    | 'ended_at'
+    | 'created_at'
+    | 'blocked_egress'
   > | null;
   /** Base URL of Twinbox's API, for the logs link. */
   publicUrl: string;
@@ -81,6 +90,7 @@ export function renderComment(view: CommentView): string {
         );
         break;
     }
+    lines.push(...blockedCalls(sandbox.blocked_egress ?? []));
     if (notice) lines.push('', notice.text);
   }
   if (view.prState === 'open') {
@@ -90,4 +100,21 @@ export function renderComment(view: CommentView): string {
     );
   }
   return lines.join('\n');
+}
+
+/**
+ * The outbound-call guard's findings: which real services this code tried to reach. Hosts and ports only,
+ * no counts, so another attempt to the same place does not rewrite the comment.
+ */
+function blockedCalls(blocked: NonNullable<SandboxRecord['blocked_egress']>): string[] {
+  if (!blocked.length) return [];
+  const places = [...new Set(blocked.map((b) => `${b.host}:${b.port}`))].sort();
+  const vendors = [...new Set(blocked.map((b) => vendorOf(b.host)).filter(Boolean))].sort();
+  return [
+    '',
+    vendors.length
+      ? `> **Warning:** this code tried to call the real ${vendors.join(', the real ')}; the call was blocked. Use the twin's variables instead.`
+      : '> **Warning:** this code tried to reach the network outside its sandbox; the call was blocked.',
+    `> Blocked: ${places.map((p) => `\`${p}\``).join(', ')}`,
+  ];
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Deployer, DeployResult } from '../sandboxes/deployer.ts';
+import { vendorOf, type BlockedEgress } from '../sandboxes/egress.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
 import { DependencyCache } from './dependency-cache.ts';
@@ -28,14 +29,6 @@ export interface SandboxUrls {
   twinUrl(sandboxId: string, twin: string): string;
 }
 
-/** A refused outbound call, summed per host and port. */
-export interface BlockedEgress {
-  host: string;
-  port: number;
-  count: number;
-  first_seen: string;
-}
-
 export interface LocalDeployerOptions {
   dataDir: string;
   pods: PodManager;
@@ -54,17 +47,6 @@ export interface LocalDeployerOptions {
   diskBytes: number;
   logBytes: number;
   logFileBytes: number;
-}
-
-/** What the vendors' real API hosts are called, for a blocked call's log line and PR comment. */
-const VENDOR_HOSTS: Array<[RegExp, string]> = [
-  [/(^|\.)stripe\.com$/, 'Stripe'],
-  [/(^|\.)github\.com$|(^|\.)githubusercontent\.com$/, 'GitHub'],
-  [/(^|\.)slack\.com$/, 'Slack'],
-];
-
-export function vendorOf(host: string): string | undefined {
-  return VENDOR_HOSTS.find(([pattern]) => pattern.test(host))?.[1];
 }
 
 /**
