@@ -89,8 +89,12 @@ export class TwinInstance {
       throw error;
     }
     server.on('request', (req, res) => void instance.onRequest(req, res));
+    // `Expect: 100-continue`: Node would answer 100 itself before the credentials are checked; handled
+    // here, the client is told to send its body only once they are (see sendContinue).
+    server.on('checkContinue', (req, res) => void instance.onRequest(req, res));
     if (opts.socketPath) {
       const socketServer = createServer((req, res) => void instance.onRequest(req, res));
+      socketServer.on('checkContinue', (req, res) => void instance.onRequest(req, res));
       socketServer.keepAliveTimeout = 5_000;
       await rm(opts.socketPath, { force: true });
       await new Promise<void>((resolve, reject) => {
@@ -176,6 +180,7 @@ export class TwinInstance {
       const verdict = await this.driver.authorize({ method, url, headers });
       if (verdict instanceof Response) response = verdict;
       else {
+        sendContinue(req, res);
         body = await readBody(req, this.bodyLimitBytes);
         read = true;
         await screenRequest(url.searchParams, body, headers.get('content-type') ?? '', {
@@ -259,6 +264,7 @@ export class TwinInstance {
     }
     let rawBody: Buffer;
     try {
+      sendContinue(req, res);
       rawBody = await readBody(req, this.bodyLimitBytes);
     } catch (error) {
       if (error instanceof BodyTooLargeError) send(413, errorBody(413, error.message), true);
@@ -368,4 +374,9 @@ function closeServer(server: Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+}
+
+/** Tells a client waiting on `Expect: 100-continue` to send its body; only after its credentials passed. */
+function sendContinue(req: IncomingMessage, res: ServerResponse): void {
+  if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
 }

@@ -652,3 +652,42 @@ t.test('github: an App JWT must be signed by a seeded app and not expired', asyn
   t.equal((await app(sign({ iat: now - 60, exp: now + 540, iss: '4242' }, other))).status, 401, 'other key');
   t.equal((await app(sign({ iat: now - 60, exp: now + 540, iss: '9999' }))).status, 401, 'unknown app');
 });
+
+t.test('Expect: 100-continue: the body is asked for only once the credentials passed', async (t) => {
+  const { stripe } = await twins(t);
+  const url = new URL(`${stripe.base_url}/v1/customers`);
+  const attempt = (key: string) =>
+    new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+      let continued = false;
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/x-www-form-urlencoded',
+            'content-length': 15,
+            expect: '100-continue',
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, continued }));
+        },
+      );
+      req.on('continue', () => {
+        continued = true;
+        req.end('email=a%40b.com');
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+  const refused = await attempt('sk_test_not_a_key_of_this_twin');
+  t.equal(refused.status, 401, 'a wrong key is refused');
+  t.notOk(refused.continued, 'without being told to send the body');
+  const accepted = await attempt(stripe.env_vars.STRIPE_SECRET_KEY!);
+  t.ok(accepted.continued, 'the right key is told to continue');
+  t.equal(accepted.status, 200, 'and the customer is created');
+});
