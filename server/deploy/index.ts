@@ -160,6 +160,8 @@ export async function createDeployEngine(deps: {
     async close() {
       directory.close();
       await deployer.close();
+      // Idempotent after deployer.close(); ensures no pod is revived once this Twinbox is stopping.
+      await pods.close();
     },
   };
 }
