@@ -98,7 +98,12 @@ t.test(
   'kill -9 during a burst of creates: the store loads and every acknowledged sandbox exists',
   async (t) => {
     const dataDir = await tempDir(t);
-    const first = await spawnTwinbox(t, { TWINBOX_DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+    // The burst holds 150+ sandboxes at once: above the pro plan's default quota of 50.
+    const first = await spawnTwinbox(t, {
+      TWINBOX_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      TWINBOX_SANDBOX_QUOTA_PRO: '100000',
+    });
     await new Promise((r) => setTimeout(r, 300));
     const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
     const acknowledged: string[] = [];
@@ -111,8 +116,10 @@ t.test(
             body: JSON.stringify({ repo: `burst/w${n}`, branch: `b${i}` }),
           });
           if (res.status === 201) acknowledged.push(res.body.sandbox_id);
-        } catch {
-          return; // the connection died with the process
+          else throw new Error(`create answered ${res.status}: ${JSON.stringify(res.body)}`);
+        } catch (error) {
+          if (!killed) throw error; // a refusal is a failure; after the kill the connection dies
+          return;
         }
         if (acknowledged.length >= 150 && !killed) {
           killed = true;
