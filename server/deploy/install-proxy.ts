@@ -34,7 +34,8 @@ export async function startInstallProxy(opts: InstallProxyOptions): Promise<Serv
   });
   server.on('connect', (req, client, head) => {
     const match = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(req.url ?? '');
-    const host = match?.[1]?.toLowerCase() ?? String(req.url);
+    // The target is the sandbox's text: recorded and logged, so kept to a host name's length.
+    const host = (match?.[1]?.toLowerCase() ?? String(req.url)).slice(0, 253);
     const port = Number(match?.[2] ?? 0);
     client.on('error', () => {});
     if (!match || !opts.open() || !allowed.has(`${host}:${port}`)) {

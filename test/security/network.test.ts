@@ -25,6 +25,12 @@ async function probe() {
     other_app: await tryHttp(env.OTHER_APP_URL),
     real_stripe: await tryHttp('https://api.stripe.com/v1/customers'),
     literal_ip: await tryHttp('http://93.184.216.34/'),
+    registry_after_install: await new Promise((resolve) => {
+      const req = http.request({ host: '127.0.0.1', port: 3128, method: 'CONNECT', path: 'registry.npmjs.org:443' });
+      req.on('connect', (res, socket) => { socket.destroy(); resolve(res.statusCode); });
+      req.on('error', (e) => resolve(e.code || e.message));
+      req.end();
+    }),
     own_twin: await tryHttp(env.STRIPE_API_BASE + '/v1/customers', { authorization: 'Bearer ' + env.STRIPE_SECRET_KEY }),
   };
 }
@@ -89,6 +95,8 @@ t.test('an app in its own network namespace reaches its own twins and nothing el
   t.type(results.real_stripe, 'string', 'the real Stripe is out of reach (no HTTP status came back)');
   t.type(results.literal_ip, 'string', 'an address on the internet is out of reach');
 
+  t.equal(results.registry_after_install, 403, 'the install proxy lets nothing out once install is over');
+
   // Listening on 0.0.0.0 inside exposes nothing on the host.
   const outside = await new Promise<string>((resolve) => {
     const socket = connect({ host: '127.0.0.1', port: 4444 });
@@ -108,6 +116,62 @@ t.test('an app in its own network namespace reaches its own twins and nothing el
       (b: { host: string; port: number }) => b.host === '93.184.216.34' && b.port === 80,
     ),
   );
+  t.ok(
+    after.blocked_egress.find(
+      (b: { host: string; port: number }) => b.host === 'registry.npmjs.org' && b.port === 443,
+    ),
+    'the refused proxy request is recorded too',
+  );
   const logs = (await call(tb, { url: `/sandboxes/${attacker.sandbox_id}/logs`, token: user.key })).body;
   t.match(logs, /blocked outbound call to api\.stripe\.com:443 \(this code tried to call the real Stripe/);
 });
+
+// During install the registry proxy is open, but only to the hosts of TWINBOX_INSTALL_EGRESS.
+const installProbe = `
+const http = require('node:http');
+const target = process.argv[2];
+const req = http.request({ host: '127.0.0.1', port: 3128, method: 'CONNECT', path: target });
+req.on('connect', (res, socket) => { console.log('install CONNECT ' + target + ' -> ' + res.statusCode); socket.destroy(); });
+req.on('error', (e) => console.log('install CONNECT ' + target + ' -> ' + e.code));
+req.end();
+`;
+
+t.test(
+  'an install step reaches only the allowed registry hosts; anything else is refused and recorded',
+  async (t) => {
+    const gh = await githubToDeployFrom(t);
+    await gh.createRepo({
+      owner: 'octocat',
+      name: 'installer',
+      files: {
+        'package.json': JSON.stringify({
+          name: 'installer',
+          private: true,
+          scripts: { start: 'node server.js' },
+        }),
+        'server.js': plainApp,
+        'probe.js': installProbe,
+        '.github/twinbox.yml': 'install: node probe.js example.com:443 && node probe.js evil.example:22\n',
+      },
+    });
+    const tb = await deployingTwinbox(t, gh);
+    const user = await createUser(tb);
+    const { body } = await call(tb, {
+      method: 'POST',
+      url: '/sandboxes',
+      token: user.key,
+      payload: { repo: 'octocat/installer', branch: 'main' },
+    });
+    const sandbox = await settle(tb, user, body.sandbox_id, 120_000);
+    t.equal(sandbox.status, 'ready', sandbox.error ?? '');
+    const logs = (await call(tb, { url: `/sandboxes/${sandbox.sandbox_id}/logs`, token: user.key })).body;
+    t.match(
+      logs,
+      'install CONNECT example.com:443 -> 403',
+      'a host outside TWINBOX_INSTALL_EGRESS is refused',
+    );
+    t.match(logs, 'install CONNECT evil.example:22 -> 403');
+    const hosts = sandbox.blocked_egress.map((b: { host: string; port: number }) => `${b.host}:${b.port}`);
+    t.ok(hosts.includes('example.com:443') && hosts.includes('evil.example:22'), 'both are recorded');
+  },
+);
