@@ -1,0 +1,86 @@
+import t from 'tap';
+import { call, createUser } from '../helpers/twinbox.ts';
+import { deployingTwinbox, githubToDeployFrom, settle } from '../helpers/deploy.ts';
+import { requireHost } from './isolation-fixtures.ts';
+
+// A hostile app looks for Twinbox's secrets: its data dir, its environment, its processes, other
+// sandboxes' workspaces. It reports what it could read at GET /.
+const snoop = `
+const fs = require('node:fs');
+const tryRead = (p) => { try { return fs.readFileSync(p, 'utf8').slice(0, 200); } catch (e) { return null; } };
+const tryList = (p) => { try { return fs.readdirSync(p); } catch (e) { return null; } };
+const paths = JSON.parse(process.env.SNOOP);
+const report = {
+  read: Object.fromEntries(paths.files.map((p) => [p, tryRead(p)])),
+  listed: Object.fromEntries(paths.dirs.map((p) => [p, tryList(p)])),
+  pids: (tryList('/proc') || []).filter((n) => /^\\d+$/.test(n)).length,
+  proc1: tryRead('/proc/1/cmdline'),
+  proc1env: tryRead('/proc/1/environ'),
+  env: Object.keys(process.env).sort(),
+  uid: process.getuid(),
+};
+require('node:http').createServer((q, s) => s.end(JSON.stringify(report))).listen(Number(process.env.PORT));
+`;
+
+t.test("an app reads none of Twinbox's files, environment or processes, nor another workspace", async (t) => {
+  if (!requireHost(t, { bwrap: true, cgroups: true, root: true })) return;
+  process.env.TWINBOX_TEST_SECRET_MARKER = 'marker-only-in-twinbox';
+  t.teardown(() => delete process.env.TWINBOX_TEST_SECRET_MARKER);
+  const gh = await githubToDeployFrom(t);
+  await gh.createRepo({
+    owner: 'octocat',
+    name: 'snoop',
+    files: { 'package.json': JSON.stringify({ name: 'snoop', main: 'snoop.js' }), 'snoop.js': snoop },
+  });
+  const tb = await deployingTwinbox(t, gh);
+  const user = await createUser(tb);
+  const create = async (snoopPaths: { files: string[]; dirs: string[] }) => {
+    const { body } = await call(tb, {
+      method: 'POST',
+      url: '/sandboxes',
+      token: user.key,
+      payload: {
+        repo: 'octocat/snoop',
+        branch: 'main',
+        twins: ['stripe'],
+        env: { SNOOP: JSON.stringify(snoopPaths) },
+      },
+    });
+    return settle(tb, user, body.sandbox_id, 120_000);
+  };
+  const victim = await create({ files: [], dirs: [] });
+  t.equal(victim.status, 'ready', victim.error ?? '');
+  const data = tb.dataDir;
+  const victimWorkspace = tb.engine!.deployer.workspaceOf(victim.sandbox_id);
+  const attacker = await create({
+    files: [
+      `${data}/jwt-secret`,
+      `${data}/dev-api-key`,
+      `${victimWorkspace}/snoop.js`,
+      `/proc/${process.pid}/environ`,
+      `/proc/${process.pid}/cmdline`,
+    ],
+    dirs: [
+      `${data}/store`,
+      `${data}/twins`,
+      `${data}/logs`,
+      `${data}/pods`,
+      victimWorkspace,
+      '/root',
+      '/work',
+    ],
+  });
+  t.equal(attacker.status, 'ready', attacker.error ?? '');
+  t.equal(attacker.isolation, 'full');
+  const report = (await (await fetch(attacker.app_url)).json()) as any;
+  for (const [path, text] of Object.entries(report.read)) t.equal(text, null, `cannot read ${path}`);
+  for (const [path, list] of Object.entries(report.listed)) t.equal(list, null, `cannot list ${path}`);
+  t.ok(report.pids < 10, `sees only its own few processes (${report.pids}), not the host's`);
+  t.notMatch(String(report.proc1), /node|tsx|tap/, 'pid 1 inside is not a Twinbox or host process');
+  t.notMatch(String(report.proc1env), /marker-only-in-twinbox/);
+  t.notOk(
+    report.env.some((name: string) => /^TWINBOX_|^GITHUB_TOKEN$|^TAP|^NODE_OPTIONS$/.test(name)),
+    `only its own variables: ${report.env.join(' ')}`,
+  );
+  t.not(report.uid, 0, 'not root inside');
+});
