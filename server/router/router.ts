@@ -94,6 +94,10 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
     res.writeHead(proxyRes.statusCode ?? 502, proxyRes.statusMessage, headers);
     // Chunks go out as they arrive (SSE, chunked): a pipe, no buffering.
     proxyRes.pipe(res);
+    // A pipe does not pass on an abort: a backend that dies mid-body would leave the client waiting.
+    proxyRes.once('close', () => {
+      if (!proxyRes.complete) res.destroy();
+    });
   });
   proxy.on('proxyReqWs', (proxyReq, req) => {
     const requestId = String(req.headers[REQUEST_ID_HEADER]);
@@ -295,8 +299,8 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
       for (const handler of previousUpgrade) listener.on('upgrade', handler);
       for (const socket of tunnels) socket.destroy();
       tunnels.clear();
+      // The proxy keeps its listeners: a tunnel socket may still report an error, which must not throw.
       agent.destroy();
-      proxy.removeAllListeners();
     },
   };
 }

@@ -323,6 +323,44 @@ t.test('server-sent events arrive one by one, not buffered', { timeout: 10_000 }
   t.same(chunks, ['data: one\n\n', 'data: two\n\n']);
 });
 
+t.test(
+  'a backend that dies mid-response, or a client that leaves mid-stream: both sides are closed',
+  { timeout: 10_000 },
+  async (t) => {
+    const { url } = await liveApp(t, (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+      if (req.url === '/die') setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const outcome = await new Promise<string>((resolve) => {
+      const req = request(`${url}/die`, { lookup: loopback, agent: false }, (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve(res.complete ? 'complete' : 'incomplete'));
+        res.on('error', () => resolve('error'));
+        res.on('aborted', () => resolve('aborted'));
+      });
+      req.on('error', () => resolve('error'));
+      req.end();
+    });
+    t.not(outcome, 'complete', `the client learns the response was cut (${outcome})`);
+
+    let backendSawClose!: () => void;
+    const closed = new Promise<void>((resolve) => (backendSawClose = resolve));
+    const { url: streamUrl } = await liveApp(t, (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: hello\n\n');
+      res.on('close', () => backendSawClose());
+    });
+    const req = request(`${streamUrl}/events`, { lookup: loopback, agent: false }, (res) => {
+      res.once('data', () => req.destroy());
+    });
+    req.on('error', () => {});
+    req.end();
+    await closed;
+    t.pass('the app saw the stream closed when the client left');
+  },
+);
+
 t.test('WebSocket echo through the router', async (t) => {
   const { id, app } = await liveApp(t, (_req, res) => res.end('http'));
   const wss = new WebSocketServer({ server: app.server });
