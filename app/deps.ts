@@ -4,7 +4,7 @@ import type { SandboxService } from '../server/sandboxes/service.ts';
 import type { SandboxLifecycle } from '../server/sandboxes/lifecycle.ts';
 import type { InstallationCoverage } from './coverage.ts';
 import type { GitHubClient } from './github.ts';
-import type { KeyedLock } from './lock.ts';
+import type { KeyedLock } from '../server/keyed-lock.ts';
 
 /** What the App's handlers and helpers work with; built once in index.ts. */
 export interface AppDeps {

@@ -8,7 +8,7 @@ import type { SandboxLifecycle } from '../server/sandboxes/lifecycle.ts';
 import type { SandboxRecord } from '../server/store/records.ts';
 import { InstallationCoverage } from './coverage.ts';
 import type { AppDeps } from './deps.ts';
-import { KeyedLock } from './lock.ts';
+import { KeyedLock } from '../server/keyed-lock.ts';
 import { onInstallationCreated, onInstallationDeleted } from './handlers/installation.ts';
 import { onIssueComment } from './handlers/issue-comment.ts';
 import { onPullRequest } from './handlers/pull-request.ts';

@@ -1,3 +1,4 @@
+import { KeyedLock } from '../keyed-lock.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Store } from '../store/store.ts';
 import type { AccountRecord, Plan, SandboxRecord, SandboxStatus } from '../store/records.ts';
@@ -51,7 +52,7 @@ export interface SandboxPage {
 /** Create, read, list and delete sandboxes, with every rule of the spec. Routes stay thin. */
 export class SandboxService {
   /** Per account, the tail of its creates: count-then-insert runs one at a time per account. */
-  private readonly creating = new Map<string, Promise<void>>();
+  private readonly creating = new KeyedLock();
 
   constructor(
     private readonly store: Store,
@@ -92,7 +93,7 @@ export class SandboxService {
     const seeding = planSeed(input, scenario);
     // Counting and inserting are one step per account, so concurrent creates cannot all see room
     // for themselves (one process; the store has no transaction to do it across processes).
-    return this.oneAtATime(account.id, async () => {
+    return this.creating.run(account.id, async () => {
       await this.checkQuota(account);
       return this.insert(account, input, seeding, ttl);
     });
@@ -181,19 +182,6 @@ export class SandboxService {
         `${account.plan === 'free' ? ', or upgrade to the pro plan' : ''}.`,
       'plan_limit_exceeded',
     );
-  }
-
-  private oneAtATime<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const run = (this.creating.get(key) ?? Promise.resolve()).then(task);
-    const tail = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.creating.set(key, tail);
-    void tail.then(() => {
-      if (this.creating.get(key) === tail) this.creating.delete(key);
-    });
-    return run;
   }
 
   private checkTwinNames(names: string[]): void {

@@ -1,3 +1,4 @@
+import { KeyedLock } from '../keyed-lock.ts';
 import { mkdir, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
@@ -26,7 +27,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   /** Unique values claimed by writes still in flight, so two concurrent writes cannot both pass. */
   private readonly claimed = new Map<string, Set<unknown>>();
   /** Per-record chain of writes, so writes to one record land in the order they were made. */
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly chains = new KeyedLock();
 
   private constructor(
     readonly name: string,
@@ -96,10 +97,10 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
 
   insert(record: T): Promise<T> {
     assertSafeId(record.id);
-    if (this.records.has(record.id) || this.chains.has(record.id)) {
+    if (this.records.has(record.id) || this.chains.busy(record.id)) {
       return Promise.reject(new UniqueViolationError(this.name, 'id'));
     }
-    return this.serialized(record.id, async () => {
+    return this.chains.run(record.id, async () => {
       if (this.records.has(record.id)) throw new UniqueViolationError(this.name, 'id');
       await this.writeClaiming(undefined, record);
       return record;
@@ -108,7 +109,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
 
   update(id: string, change: (current: T) => T): Promise<T | undefined> {
     if (!SAFE_ID.test(id)) return Promise.resolve(undefined);
-    return this.serialized(id, async () => {
+    return this.chains.run(id, async () => {
       const current = this.records.get(id);
       if (!current) return undefined;
       const next = change(structuredClone(current));
@@ -120,7 +121,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
 
   delete(id: string): Promise<boolean> {
     if (!SAFE_ID.test(id)) return Promise.resolve(false);
-    return this.serialized(id, async () => {
+    return this.chains.run(id, async () => {
       const current = this.records.get(id);
       if (!current) return false;
       await new DurableJsonFile(this.pathOf(id)).remove();
@@ -159,21 +160,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
 
   /** Resolves once every write already made has settled. */
   async flush(): Promise<void> {
-    await Promise.all(this.chains.values());
-  }
-
-  private serialized<R>(id: string, task: () => Promise<R>): Promise<R> {
-    const previous = this.chains.get(id) ?? Promise.resolve();
-    const run = previous.then(task, task);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.chains.set(id, settled);
-    void settled.then(() => {
-      if (this.chains.get(id) === settled) this.chains.delete(id);
-    });
-    return run;
+    await this.chains.idle();
   }
 
   private remember(record: T): void {

@@ -1,3 +1,4 @@
+import { KeyedLock } from '../keyed-lock.ts';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TwinFactory } from './driver.ts';
@@ -45,23 +46,11 @@ export interface StartTwinsOptions {
 export class TwinHost {
   private readonly sandboxes = new Map<string, Map<string, TwinInstance>>();
   /** Serialises start/stop per sandbox so a stop cannot race a start that is still seeding. */
-  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly locks = new KeyedLock();
   private readonly factories: ReadonlyMap<string, TwinFactory>;
 
   constructor(private readonly opts: TwinHostOptions) {
     this.factories = opts.factories ?? twinFactories;
-  }
-
-  private withLock<T>(sandboxId: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(sandboxId) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(fn);
-    this.locks.set(sandboxId, next);
-    void next
-      .catch(() => {})
-      .finally(() => {
-        if (this.locks.get(sandboxId) === next) this.locks.delete(sandboxId);
-      });
-    return next;
   }
 
   private factory(name: string): TwinFactory {
@@ -83,7 +72,7 @@ export class TwinHost {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.withLock(sandboxId, async () => {
+    return this.locks.run(sandboxId, async () => {
       await mkdir(this.opts.dataDir, { recursive: true, mode: 0o700 });
       const running = this.sandboxes.get(sandboxId) ?? new Map<string, TwinInstance>();
       this.sandboxes.set(sandboxId, running);
@@ -141,7 +130,7 @@ export class TwinHost {
 
   /** Stops a sandbox's instances and frees their ports; `purge` also deletes their persisted state. */
   stop(sandboxId: string, opts: { purge?: boolean } = {}): Promise<void> {
-    return this.withLock(sandboxId, async () => {
+    return this.locks.run(sandboxId, async () => {
       const running = this.sandboxes.get(sandboxId);
       this.sandboxes.delete(sandboxId);
       if (running) await Promise.allSettled([...running.values()].map((i) => i.stop()));
@@ -156,7 +145,7 @@ export class TwinHost {
   async restore(sandboxIds: string[]): Promise<void> {
     await Promise.all(
       sandboxIds.map((sandboxId) =>
-        this.withLock(sandboxId, async () => {
+        this.locks.run(sandboxId, async () => {
           const records = await readSandbox(this.opts.dataDir, sandboxId);
           const running = this.sandboxes.get(sandboxId) ?? new Map<string, TwinInstance>();
           for (const record of records) {

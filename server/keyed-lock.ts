@@ -19,6 +19,11 @@ export class KeyedLock {
     return run;
   }
 
+  /** True while `key` has work running or waiting. */
+  busy(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   /** Resolves once no key has work running or waiting. */
   async idle(): Promise<void> {
     while (this.tails.size) await Promise.all(this.tails.values());
