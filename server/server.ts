@@ -11,6 +11,7 @@ import type { ScenarioService } from './scenarios/service.ts';
 import { scenarioRoutes } from './scenarios/routes.ts';
 import { BEARER, bearerAuth } from './auth/bearer.ts';
 import { decorateErrorBody, validationFailAction } from './errors.ts';
+import { guardClientErrors } from './http/client-errors.ts';
 import { sandboxRoutes, type AppLogReader } from './sandboxes/routes.ts';
 import { metaRoutes } from './meta/routes.ts';
 import { adminRoutes } from './admin/routes.ts';
@@ -62,6 +63,7 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
     },
     router: { stripTrailingSlash: true },
   });
+  guardClientErrors(server.listener, deps.logger);
 
   await server.register({
     plugin: hapiPino,
