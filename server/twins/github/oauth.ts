@@ -53,6 +53,16 @@ function tokenParams(text: string, contentType: string): Record<string, string> 
   return params;
 }
 
+/** JSON that parses, to something other than an object or array (`null`, a number, a string, a boolean). */
+function jsonScalar(text: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed === null || typeof parsed !== 'object';
+  } catch {
+    return false;
+  }
+}
+
 export interface OAuthOptions {
   autoApprove: () => string | undefined;
 }
@@ -100,7 +110,8 @@ export async function handleOAuth(
   }
   if (request.method === 'POST' && url.pathname === '/login/oauth/access_token') {
     const text = await request.clone().text();
-    const params = tokenParams(text, request.headers.get('content-type') ?? '');
+    const contentType = request.headers.get('content-type') ?? '';
+    const params = tokenParams(text, contentType);
     const pending = params.code ? map(engine, BY_CODE).get(params.code) : undefined;
     if (pending) {
       if (!params.code_verifier || !verifierMatches(pending, params.code_verifier)) {
@@ -110,6 +121,11 @@ export async function handleOAuth(
         });
       }
       map(engine, BY_CODE).delete(params.code!);
+    }
+    // The engine lists the keys of whatever JSON it gets, and `null` has none to list (a 500): a body that
+    // is not a JSON object is no parameters, as unparseable JSON already is to the engine.
+    if (contentType.includes('application/json') && jsonScalar(text)) {
+      return engine.app.fetch(new Request(request, { body: '{}' }));
     }
     return engine.app.fetch(request);
   }
