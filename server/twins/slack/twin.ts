@@ -130,6 +130,20 @@ const CLIENT_CREDENTIAL_METHODS = new Set([
 
 const FORM = /^application\/x-www-form-urlencoded/i;
 
+/**
+ * Whether the consent form's post names a `redirect_uri` that is an absolute URL. The engine redirects to
+ * it without checking, and a missing or relative one was a 500.
+ */
+async function hasAbsoluteRedirect(request: Request): Promise<boolean> {
+  try {
+    const uri = (await request.clone().formData()).get('redirect_uri');
+    return typeof uri === 'string' && URL.canParse(uri);
+  } catch {
+    // Not a form at all (JSON, text, a broken multipart body): the engine would read no redirect_uri.
+    return false;
+  }
+}
+
 class SlackTwin implements TwinDriver {
   readonly webhooks = new WebhookOutbox(slackSigner);
   /** `blocks` and `attachments` arrive as JSON text in form fields, and the engine parses them. */
@@ -207,6 +221,10 @@ class SlackTwin implements TwinDriver {
     await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '', {
       jsonFormFields: true,
     });
+    const consent = request.method === 'POST' && url.pathname === '/oauth/v2/authorize/callback';
+    if (consent && !(await hasAbsoluteRedirect(request))) {
+      return slackText(400, 'bad_redirect_uri');
+    }
     // The engine reads tokens from the header only: a token from the query or the form moves there. On
     // a public route, a header that is not a known token (nor Basic client credentials) is dropped: the
     // engine would take an unknown token as its default user.
