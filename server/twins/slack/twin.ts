@@ -144,6 +144,27 @@ async function hasAbsoluteRedirect(request: Request): Promise<boolean> {
   }
 }
 
+/**
+ * Whether the body's `limit`, read as the engine reads it (`Number()` of the form field or JSON value),
+ * is negative or fractional: the engine's list methods then index past their page (a 500). Slack
+ * answers `invalid_limit`. Other non-numbers are the engine's default, as before.
+ */
+function invalidLimit(body: Buffer, contentType: string): boolean {
+  let limit: unknown;
+  if (contentType.includes('application/json')) {
+    try {
+      const parsed: unknown = JSON.parse(body.toString('utf8'));
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return false;
+      limit = (parsed as { limit?: unknown }).limit;
+    } catch {
+      return false;
+    }
+  } else limit = new URLSearchParams(body.toString('utf8')).get('limit') ?? undefined;
+  if (limit === undefined) return false;
+  const n = Number(limit);
+  return Number.isFinite(n) && (n < 0 || !Number.isInteger(n));
+}
+
 class SlackTwin implements TwinDriver {
   readonly webhooks = new WebhookOutbox(slackSigner);
   /** `blocks` and `attachments` arrive as JSON text in form fields, and the engine parses them. */
@@ -221,6 +242,9 @@ class SlackTwin implements TwinDriver {
     await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '', {
       jsonFormFields: true,
     });
+    if (url.pathname.startsWith('/api/') && invalidLimit(body, request.headers.get('content-type') ?? '')) {
+      return slackError('invalid_limit');
+    }
     const consent = request.method === 'POST' && url.pathname === '/oauth/v2/authorize/callback';
     if (consent && !(await hasAbsoluteRedirect(request))) {
       return slackText(400, 'bad_redirect_uri');
