@@ -36,6 +36,18 @@ export async function deployingTwinbox(
   return tb;
 }
 
+/** Creates a sandbox as `user` and waits until it settles (ready, failed...); returns its API view. */
+export async function deploySandbox(
+  tb: TestTwinbox,
+  user: TestUser,
+  payload: Record<string, unknown>,
+  timeoutMs = 120_000,
+): Promise<any> {
+  const { body } = await call(tb, { method: 'POST', url: '/sandboxes', token: user.key, payload });
+  if (!body.sandbox_id) throw new Error(`POST /sandboxes refused: ${JSON.stringify(body)}`);
+  return settle(tb, user, body.sandbox_id, timeoutMs);
+}
+
 /** Polls the sandbox until its status is not queued/building (or `timeoutMs` passes). */
 export async function settle(tb: TestTwinbox, user: TestUser, id: string, timeoutMs = 60_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { call, createUser } from '../helpers/twinbox.ts';
-import { deployingTwinbox, githubToDeployFrom, settle } from '../helpers/deploy.ts';
+import { createUser } from '../helpers/twinbox.ts';
+import { deploySandbox, deployingTwinbox, githubToDeployFrom } from '../helpers/deploy.ts';
 import { requireHost } from './isolation-fixtures.ts';
 
 // A hostile app looks for Twinbox's secrets: its data dir, its environment, its processes, other
@@ -34,20 +34,13 @@ t.test("an app reads none of Twinbox's files, environment or processes, nor anot
   });
   const tb = await deployingTwinbox(t, gh);
   const user = await createUser(tb);
-  const create = async (snoopPaths: { files: string[]; dirs: string[] }) => {
-    const { body } = await call(tb, {
-      method: 'POST',
-      url: '/sandboxes',
-      token: user.key,
-      payload: {
-        repo: 'octocat/snoop',
-        branch: 'main',
-        twins: ['stripe'],
-        env: { SNOOP: JSON.stringify(snoopPaths) },
-      },
+  const create = (snoopPaths: { files: string[]; dirs: string[] }) =>
+    deploySandbox(tb, user, {
+      repo: 'octocat/snoop',
+      branch: 'main',
+      twins: ['stripe'],
+      env: { SNOOP: JSON.stringify(snoopPaths) },
     });
-    return settle(tb, user, body.sandbox_id, 120_000);
-  };
   const victim = await create({ files: [], dirs: [] });
   t.equal(victim.status, 'ready', victim.error ?? '');
   const data = tb.dataDir;

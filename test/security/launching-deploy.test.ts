@@ -1,8 +1,8 @@
 import t from 'tap';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, createUser, tempDir } from '../helpers/twinbox.ts';
-import { deployingTwinbox, githubToDeployFrom, settle } from '../helpers/deploy.ts';
+import { createUser, tempDir } from '../helpers/twinbox.ts';
+import { deploySandbox, deployingTwinbox, githubToDeployFrom, settle } from '../helpers/deploy.ts';
 import { requireHost } from './isolation-fixtures.ts';
 
 // The attack against main: a repository ships executables named like the helpers Twinbox runs outside
@@ -23,13 +23,11 @@ t.test('a repository cannot choose what Twinbox runs outside the sandbox (the PA
   await gh.createRepo({ owner: 'octocat', name: 'trick', files });
   const tb = await deployingTwinbox(t, gh);
   const user = await createUser(tb);
-  const { body } = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'octocat/trick', branch: 'main', env: { PATH: `.:${markers}:/usr/bin:/bin` } },
+  const sandbox = await deploySandbox(tb, user, {
+    repo: 'octocat/trick',
+    branch: 'main',
+    env: { PATH: `.:${markers}:/usr/bin:/bin` },
   });
-  const sandbox = await settle(tb, user, body.sandbox_id, 120_000);
   t.equal(sandbox.status, 'ready', sandbox.error ?? '');
   t.equal(await (await fetch(sandbox.app_url)).text(), 'up');
   for (const name of names) t.notOk(existsSync(join(markers, name)), `the repository's ./${name} never ran`);

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, createUser } from '../helpers/twinbox.ts';
-import { deployingTwinbox, githubToDeployFrom, settle } from '../helpers/deploy.ts';
+import { createUser } from '../helpers/twinbox.ts';
+import { deploySandbox, deployingTwinbox, githubToDeployFrom, settle } from '../helpers/deploy.ts';
 import { requireHost } from './isolation-fixtures.ts';
 
 // A deployed app tries to exceed every per-sandbox limit at once and reports how far it got. The unit
@@ -45,13 +45,7 @@ t.test('a deployed app stays within its process, memory, /tmp, workspace and log
     TWINBOX_APP_LOG_FILE_BYTES: String(2 * 1024 * 1024),
   });
   const user = await createUser(tb);
-  const { body } = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'octocat/hog', branch: 'main' },
-  });
-  const sandbox = await settle(tb, user, body.sandbox_id, 120_000);
+  const sandbox = await deploySandbox(tb, user, { repo: 'octocat/hog', branch: 'main' });
   t.equal(sandbox.status, 'ready', sandbox.error ?? '');
   const report = (await (await fetch(sandbox.app_url)).json()) as Record<string, unknown>;
   t.comment(JSON.stringify(report));

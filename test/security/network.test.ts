@@ -2,7 +2,7 @@ import t from 'tap';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { call, createUser } from '../helpers/twinbox.ts';
-import { deployingTwinbox, githubToDeployFrom, settle } from '../helpers/deploy.ts';
+import { deploySandbox, deployingTwinbox, githubToDeployFrom } from '../helpers/deploy.ts';
 
 // A hostile app: at start it tries every way out of its sandbox and reports what happened at GET /.
 const probeApp = `
@@ -64,15 +64,8 @@ t.test('an app in its own network namespace reaches its own twins and nothing el
   await gh.createRepo({ owner: 'octocat', name: 'attacker', files: files(probeApp) });
   const tb = await deployingTwinbox(t, gh);
   const user = await createUser(tb);
-  const create = async (repo: string, env: Record<string, string> = {}) => {
-    const { body } = await call(tb, {
-      method: 'POST',
-      url: '/sandboxes',
-      token: user.key,
-      payload: { repo, branch: 'main', twins: ['stripe'], env },
-    });
-    return settle(tb, user, body.sandbox_id, 120_000);
-  };
+  const create = (repo: string, env: Record<string, string> = {}) =>
+    deploySandbox(tb, user, { repo, branch: 'main', twins: ['stripe'], env });
   const victim = await create('octocat/victim');
   t.equal(victim.status, 'ready', victim.error ?? '');
   t.equal(victim.isolation, 'full', 'the sandbox records full isolation');
@@ -156,13 +149,7 @@ t.test(
     });
     const tb = await deployingTwinbox(t, gh);
     const user = await createUser(tb);
-    const { body } = await call(tb, {
-      method: 'POST',
-      url: '/sandboxes',
-      token: user.key,
-      payload: { repo: 'octocat/installer', branch: 'main' },
-    });
-    const sandbox = await settle(tb, user, body.sandbox_id, 120_000);
+    const sandbox = await deploySandbox(tb, user, { repo: 'octocat/installer', branch: 'main' });
     t.equal(sandbox.status, 'ready', sandbox.error ?? '');
     const logs = (await call(tb, { url: `/sandboxes/${sandbox.sandbox_id}/logs`, token: user.key })).body;
     t.match(

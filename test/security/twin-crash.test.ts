@@ -1,6 +1,13 @@
 import t from 'tap';
-import { call, createUser } from '../helpers/twinbox.ts';
-import { deployingTwinbox, exampleFiles, githubToDeployFrom, settle, until } from '../helpers/deploy.ts';
+import { createUser } from '../helpers/twinbox.ts';
+import {
+  deploySandbox,
+  deployingTwinbox,
+  exampleFiles,
+  githubToDeployFrom,
+  settle,
+  until,
+} from '../helpers/deploy.ts';
 
 // Twins run out of Twinbox's process, one pod per sandbox: killing it (kill -9) harms that sandbox's twins
 // only for a moment; Twinbox starts the pod again and its twins come back with their state.
@@ -9,13 +16,7 @@ t.test('after kill -9 of a twin process, the sandbox twin answers again with its
   await gh.createRepo({ owner: 'octocat', name: 'shop', files: await exampleFiles('zero-dep') });
   const tb = await deployingTwinbox(t, gh);
   const user = await createUser(tb);
-  const { body } = await call(tb, {
-    method: 'POST',
-    url: '/sandboxes',
-    token: user.key,
-    payload: { repo: 'octocat/shop', branch: 'main', twins: ['stripe'] },
-  });
-  const sandbox = await settle(tb, user, body.sandbox_id);
+  const sandbox = await deploySandbox(tb, user, { repo: 'octocat/shop', branch: 'main', twins: ['stripe'] });
   t.equal(sandbox.status, 'ready', sandbox.error ?? '');
   const stripe = sandbox.twins.stripe;
   const auth = { authorization: `Bearer ${stripe.env_vars.STRIPE_SECRET_KEY}` };
