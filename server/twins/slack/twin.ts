@@ -165,6 +165,16 @@ function invalidLimit(body: Buffer, contentType: string): boolean {
   return Number.isFinite(n) && (n < 0 || !Number.isInteger(n));
 }
 
+/** JSON that parses, to something other than an object or array (`null`, a number, a string, a boolean). */
+function jsonScalar(body: Buffer): boolean {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    return parsed === null || typeof parsed !== 'object';
+  } catch {
+    return false;
+  }
+}
+
 class SlackTwin implements TwinDriver {
   readonly webhooks = new WebhookOutbox(slackSigner);
   /** `blocks` and `attachments` arrive as JSON text in form fields, and the engine parses them. */
@@ -242,7 +252,13 @@ class SlackTwin implements TwinDriver {
     await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '', {
       jsonFormFields: true,
     });
-    if (url.pathname.startsWith('/api/') && invalidLimit(body, request.headers.get('content-type') ?? '')) {
+    const contentType = request.headers.get('content-type') ?? '';
+    // oauth.v2.access parses its JSON body itself and reads fields of `null` (a 500); every other method
+    // takes JSON that is not an object as no parameters, and so does it now.
+    if (contentType.includes('application/json') && jsonScalar(body)) {
+      request = new Request(request, { body: '{}' });
+    }
+    if (url.pathname.startsWith('/api/') && invalidLimit(body, contentType)) {
       return slackError('invalid_limit');
     }
     const consent = request.method === 'POST' && url.pathname === '/oauth/v2/authorize/callback';
