@@ -13,6 +13,8 @@ export interface WebhookReceiver {
 /** GitHub sends at most 25 MB per delivery. */
 const MAX_DELIVERY_BYTES = 25 * 1024 * 1024;
 const DELIVERY_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** GitHub's event names: lowercase words joined by underscores (`pull_request`, `issue_comment`). */
+const EVENT_NAME = /^[a-z][a-z_]{0,63}$/;
 
 const header = (value: unknown): string | undefined =>
   typeof value === 'string'
@@ -57,6 +59,9 @@ export const githubAppRoutes: Plugin<{ app: WebhookReceiver; store: Store }> = {
         const event = header(request.headers['x-github-event']);
         const delivery = header(request.headers['x-github-delivery']);
         if (!event) throw badRequest('Missing X-GitHub-Event.');
+        // Names like `constructor` or `__proto__` would reach Probot's handler lookup.
+        if (!EVENT_NAME.test(event) || event === 'constructor' || event.includes('__'))
+          throw badRequest('Malformed X-GitHub-Event.');
         if (!delivery || !DELIVERY_ID.test(delivery))
           throw badRequest('Missing or malformed X-GitHub-Delivery.');
         let payload: unknown;
@@ -65,6 +70,9 @@ export const githubAppRoutes: Plugin<{ app: WebhookReceiver; store: Store }> = {
         } catch {
           throw badRequest('The webhook body is not JSON (set the content type to application/json).');
         }
+        // Every GitHub event payload is an object; anything else would only reach the handlers to throw.
+        if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
+          throw badRequest('The webhook body must be a JSON object, as every GitHub event payload is.');
         try {
           await store.githubDeliveries.insert({ id: delivery, event, received_at: new Date().toISOString() });
         } catch (error) {

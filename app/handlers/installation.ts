@@ -10,6 +10,7 @@ import type { AppDeps } from '../deps.ts';
 export function onInstallationCreated(deps: AppDeps) {
   return async (context: Context<'installation.created'>): Promise<void> => {
     const { installation, sender } = context.payload;
+    if (typeof installation?.id !== 'number' || typeof sender?.id !== 'number') return;
     await recordInstallation(deps.store, {
       id: installation.id,
       account: installationAccount(installation.account),
@@ -20,6 +21,7 @@ export function onInstallationCreated(deps: AppDeps) {
 
 export function onInstallationDeleted(deps: AppDeps) {
   return async (context: Context<'installation.deleted'>): Promise<void> => {
-    await forgetInstallation(deps.store, context.payload.installation.id);
+    const id = context.payload.installation?.id;
+    if (typeof id === 'number') await forgetInstallation(deps.store, id);
   };
 }

@@ -22,6 +22,9 @@ export function onIssueComment(deps: AppDeps) {
     const { payload } = context;
     const installationId = payload.installation?.id;
     if (installationId === undefined) return;
+    // Signed, but the shape is still the sender's word: what GitHub always sends must be there.
+    if (typeof payload.comment?.body !== 'string' || typeof payload.repository?.owner?.login !== 'string')
+      return;
     const text = payload.comment.body.trim();
     if (payload.comment.user?.type === 'Bot' || text.includes(MARKER)) return;
     if (!/^\/twinbox\b/i.test(text)) return;

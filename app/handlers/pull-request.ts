@@ -23,6 +23,17 @@ export function onPullRequest(deps: AppDeps) {
   return async (context: Context<'pull_request'>): Promise<void> => {
     const { payload } = context;
     if (!ACTIONS.has(payload.action)) return;
+    // Signed, but the shape is still the sender's word: a payload missing what GitHub always sends is ignored.
+    if (
+      typeof payload.pull_request?.base?.repo?.id !== 'number' ||
+      typeof payload.repository?.id !== 'number'
+    ) {
+      deps.logger.warn(
+        { delivery: context.id },
+        'pull_request event without its pull request or repository; ignored',
+      );
+      return;
+    }
     const installationId = 'installation' in payload ? payload.installation?.id : undefined;
     if (installationId === undefined) return;
     const base = payload.pull_request.base.repo;
