@@ -1,137 +1,168 @@
 /**
  * Deploy benchmark: time from POST /sandboxes to `ready` for the zero-dep example (twins github + stripe),
- * 20 sequential deploys (the first is cold: fresh data dir and Twinbox), then 20 at once, with the per-step
- * breakdown the deployer records, and the memory (RSS) of each running app's processes.
- *   node --import tsx bench/deploy/run.ts
+ * with full isolation (own network namespace, pod, bubblewrap, cgroups) and, as the same-run baseline,
+ * with TWINBOX_SANDBOX_ISOLATION=off (pod on the host's network, no bubblewrap). Per mode: the first
+ * deploy on a fresh Twinbox (cold), DEPLOYS-1 sequential deploys each started once the spare pod is up
+ * (warm), then DEPLOYS at once; per-step breakdown, memory of each app and pod, and every failure with
+ * its cause from the sandbox's log.
+ *   node --import tsx bench/deploy/run.ts            DEPLOYS=20 by default
  */
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/logger.ts';
-import { createTwinbox } from '../../server/twinbox.ts';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import '../../test/helpers/sandbox-hosts.ts';
+import { cpus, totalmem } from 'node:os';
+import {
+  benchTwinbox,
+  exampleFiles,
+  groupRssKb,
+  logTail,
+  mib,
+  ms,
+  pct,
+  ratio,
+  sourceTwin,
+  type BenchTwinbox,
+  type Deployed,
+} from '../kit.ts';
 
 const N = Number(process.env.DEPLOYS ?? 20);
+const payload = { repo: 'octocat/shop', branch: 'main', twins: ['github', 'stripe'] };
+const steps = ['source', 'twins', 'profile', 'start'] as const;
 
-async function exampleFiles(dir: string): Promise<Record<string, string>> {
-  const files: Record<string, string> = {};
-  for (const name of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!name.isFile()) continue;
-    const path = join(name.parentPath, name.name);
-    files[relative(dir, path)] = await readFile(path, 'utf8');
-  }
-  return files;
+/** Resolves once the pod manager's spare pod is started: a deploy arriving now gets a warm pod. */
+async function spareReady(bt: BenchTwinbox): Promise<void> {
+  const pods = bt.tb.engine!.deployer['opts'].pods;
+  await Promise.allSettled(pods['spares']);
 }
 
-const pct = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-};
-
-/** RSS of every process in a process group, in KiB (from /proc). */
-async function groupRssKb(pgid: number): Promise<number> {
-  let total = 0;
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) !== pgid) continue;
-      const status = await readFile(`/proc/${pid}/status`, 'utf8');
-      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return total;
+interface Summary {
+  p50: number;
+  p95: number;
+  ready: number;
+  failed: number;
 }
 
-const gh = await startGitHubTwin({ seed: { users: [{ login: 'octocat' }] } });
-await gh.createRepo({
-  owner: 'octocat',
-  name: 'shop',
-  files: await exampleFiles(new URL('../../examples/zero-dep', import.meta.url).pathname),
-});
-const dataDir = await mkdtemp(join(tmpdir(), 'twinbox-bench-deploy-'));
-const config = loadConfig({
-  NODE_ENV: 'test',
-  PORT: '0',
-  TWINBOX_DATA_DIR: dataDir,
-  LOG_LEVEL: 'silent',
-  GITHUB_API_URL: gh.baseUrl,
-  GITHUB_TOKEN: gh.token,
-  GITHUB_OAUTH_URL: gh.baseUrl,
-  TWINBOX_DEPLOY_CONCURRENCY: String(N),
-});
-const tb = await createTwinbox(config, { logger: createLogger('silent') });
-const account = await tb.accounts.create(`bench-${Date.now()}@example.com`, 'pro');
-const { key } = await tb.apiKeys.issue(account.id);
-
-async function deployOne(): Promise<{ id: string; ms: number }> {
-  const start = performance.now();
-  const created = await tb.server.inject({
-    method: 'POST',
-    url: '/sandboxes',
-    headers: { authorization: `Bearer ${key}` },
-    payload: { repo: 'octocat/shop', branch: 'main', twins: ['github', 'stripe'] },
-  });
-  const id = JSON.parse(created.payload).sandbox_id as string;
-  for (;;) {
-    const sandbox = await tb.store.sandboxes.get(id);
-    if (sandbox?.status === 'ready') return { id, ms: performance.now() - start };
-    if (sandbox?.status !== 'queued' && sandbox?.status !== 'building')
-      throw new Error(`deploy ${id}: ${sandbox?.status} ${sandbox?.error}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-const steps = ['source', 'twins', 'profile', 'start', 'total'] as const;
-function report(label: string, runs: Array<{ id: string; ms: number }>) {
-  const ms = runs.map((r) => r.ms);
+function report(bt: BenchTwinbox, label: string, runs: Deployed[]): Summary {
+  const ready = runs.filter((r) => r.record.status === 'ready');
+  const times = ready.map((r) => r.ms);
+  const summary = {
+    p50: times.length ? pct(times, 50) : NaN,
+    p95: times.length ? pct(times, 95) : NaN,
+    ready: ready.length,
+    failed: runs.length - ready.length,
+  };
   console.log(
-    `${label}: n=${runs.length} p50=${pct(ms, 50).toFixed(0)} ms p95=${pct(ms, 95).toFixed(0)} ms max=${Math.max(...ms).toFixed(0)} ms`,
+    `  ${label}: ${ready.length}/${runs.length} ready, POST→ready p50=${ms(summary.p50)} p95=${ms(summary.p95)} max=${ms(Math.max(...times))}`,
   );
+  const timing = (id: string) => bt.tb.engine!.deployer.timings.get(id) ?? {};
   const line = steps.map((step) => {
-    const values = runs.map((r) => tb.engine!.deployer.timings.get(r.id)?.[step] ?? 0);
-    return `${step} p50=${pct(values, 50)} p95=${pct(values, 95)}`;
+    const values = ready.map((r) => timing(r.id)[step] ?? 0);
+    return `${step} ${pct(values, 50)}/${pct(values, 95)}`;
   });
-  console.log(`  steps (ms): ${line.join(' | ')}`);
+  // Queueing, taking a pod, making the workspace and the store writes: everything outside the steps.
+  const outside = ready.map((r) => r.ms - (timing(r.id).total ?? 0));
+  console.log(
+    `    steps p50/p95 ms: ${line.join(' | ')} | outside the steps ${pct(outside, 50).toFixed(0)}/${pct(outside, 95).toFixed(0)}`,
+  );
+  return summary;
 }
 
-const del = (id: string) =>
-  tb.server.inject({
-    method: 'DELETE',
-    url: `/sandboxes/${id}`,
-    headers: { authorization: `Bearer ${key}` },
-  });
-
-try {
-  console.log(`deploy benchmark, isolation: ${tb.engine!.deployer['opts'].isolation.name}, ${N} deploys`);
-  const sequential: Array<{ id: string; ms: number }> = [];
-  for (let i = 0; i < N; i++) {
-    const run = await deployOne();
-    sequential.push(run);
+async function explainFailures(bt: BenchTwinbox, runs: Deployed[]): Promise<void> {
+  for (const run of runs.filter((r) => r.record.status !== 'ready')) {
+    console.log(`    FAILED ${run.id}: ${run.record.status}: ${run.record.error}`);
+    console.log((await logTail(bt.tb, run.id, 15)).replace(/^/gm, '      | '));
   }
-  report('cold (first deploy on a fresh Twinbox)', sequential.slice(0, 1));
-  report('warm sequential', sequential.slice(1));
-  const rss = await Promise.all(sequential.map((r) => groupRssKb(tb.engine!.deployer.appPid(r.id)!)));
-  console.log(
-    `memory per running app (RSS of its process group): p50=${(pct(rss, 50) / 1024).toFixed(1)} MiB max=${(Math.max(...rss) / 1024).toFixed(1)} MiB`,
-  );
-  const twinsBefore = process.memoryUsage().rss;
-  await Promise.all(sequential.map((r) => del(r.id)));
-  console.log(
-    `Twinbox RSS with ${N} sandboxes' twins running: ${(twinsBefore / 1024 / 1024).toFixed(0)} MiB`,
-  );
+}
 
-  const t0 = performance.now();
-  const parallel = await Promise.all(Array.from({ length: N }, () => deployOne()));
-  report(`${N} at once`, parallel);
-  console.log(`  all ${N} ready after ${(performance.now() - t0).toFixed(0)} ms`);
-  await Promise.all(parallel.map((r) => del(r.id)));
+/** The app answers through the router at its app_url (what a user opens). */
+async function checkRouted(run: Deployed): Promise<string> {
+  const response = await fetch(`${run.record.app_url}/healthz`);
+  return `${response.status} ${await response.text()}`;
+}
+
+async function mode(
+  gh: Awaited<ReturnType<typeof sourceTwin>>,
+  label: 'off' | 'full',
+): Promise<{ warm: Summary; cold: number; burst: Summary; burstAllMs: number }> {
+  const bt = await benchTwinbox(gh, {
+    TWINBOX_DEPLOY_CONCURRENCY: String(N),
+    ...(label === 'off' ? { TWINBOX_SANDBOX_ISOLATION: 'off' } : {}),
+  });
+  try {
+    console.log(`\n## isolation ${label} (${N} deploys, TWINBOX_DEPLOY_CONCURRENCY=${N})`);
+    await spareReady(bt);
+    const sequential: Deployed[] = [];
+    for (let i = 0; i < N; i++) {
+      await spareReady(bt);
+      sequential.push(await bt.deploy(payload));
+    }
+    const isolations = [...new Set(sequential.map((r) => r.record.isolation))];
+    console.log(`  sandbox records: isolation ${JSON.stringify(isolations)}`);
+    const cold = report(bt, 'cold (first deploy on a fresh Twinbox)', sequential.slice(0, 1));
+    const warm = report(bt, 'warm, sequential (spare pod up)', sequential.slice(1));
+    await explainFailures(bt, sequential);
+    const first = sequential.find((r) => r.record.status === 'ready');
+    if (first) console.log(`  GET app_url/healthz through the router: ${await checkRouted(first)}`);
+
+    const live = sequential.filter((r) => r.record.status === 'ready');
+    const apps = await Promise.all(live.map((r) => groupRssKb(bt.tb.engine!.deployer.appPid(r.id)!)));
+    const pods = await Promise.all(
+      live.map((r) => groupRssKb(bt.tb.engine!.deployer.podOf(r.id)!.process!.pid)),
+    );
+    console.log(
+      `  memory per sandbox (RSS of the process group): app p50 ${mib(pct(apps, 50))} max ${mib(Math.max(...apps))}; ` +
+        `pod (twins) p50 ${mib(pct(pods, 50))} max ${mib(Math.max(...pods))}; ` +
+        `Twinbox itself ${mib(process.memoryUsage().rss / 1024)}`,
+    );
+    // DELETE answers once the sandbox is torn down (app, pod, namespace, workspace).
+    const deletes: number[] = [];
+    for (const run of sequential) {
+      const t = performance.now();
+      await bt.del(run.id);
+      deletes.push(performance.now() - t);
+    }
+    console.log(
+      `  DELETE (sequential, one ready sandbox each): p50 ${ms(pct(deletes, 50))} max ${ms(Math.max(...deletes))}`,
+    );
+
+    await spareReady(bt);
+    const t0 = performance.now();
+    const parallel = await Promise.all(Array.from({ length: N }, () => bt.deploy(payload)));
+    const burstAllMs = performance.now() - t0;
+    const burst = report(bt, `${N} at once (per deploy)`, parallel);
+    console.log(`    all ${N} settled after ${ms(burstAllMs)}`);
+    await explainFailures(bt, parallel);
+    await Promise.all(parallel.map((r) => bt.del(r.id)));
+    return { warm, cold: cold.p50, burst, burstAllMs };
+  } finally {
+    await bt.close();
+  }
+}
+
+const gh = await sourceTwin({ shop: await exampleFiles('zero-dep') });
+try {
+  console.log(
+    `# Deploy benchmark: ${cpus().length} vCPU, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${new Date().toISOString()}`,
+  );
+  const off = await mode(gh, 'off');
+  const full = await mode(gh, 'full');
+  console.log('\n| POST→ready | off (baseline) | full | full / off |');
+  console.log('|---|---:|---:|---:|');
+  console.log(`| cold | ${ms(off.cold)} | ${ms(full.cold)} | ${ratio(full.cold, off.cold)} |`);
+  console.log(
+    `| warm p50 | ${ms(off.warm.p50)} | ${ms(full.warm.p50)} | ${ratio(full.warm.p50, off.warm.p50)} |`,
+  );
+  console.log(
+    `| warm p95 | ${ms(off.warm.p95)} | ${ms(full.warm.p95)} | ${ratio(full.warm.p95, off.warm.p95)} |`,
+  );
+  console.log(
+    `| ${N} at once p50 | ${ms(off.burst.p50)} | ${ms(full.burst.p50)} | ${ratio(full.burst.p50, off.burst.p50)} |`,
+  );
+  console.log(
+    `| ${N} at once p95 | ${ms(off.burst.p95)} | ${ms(full.burst.p95)} | ${ratio(full.burst.p95, off.burst.p95)} |`,
+  );
+  console.log(
+    `| ${N} at once, all settled | ${ms(off.burstAllMs)} | ${ms(full.burstAllMs)} | ${ratio(full.burstAllMs, off.burstAllMs)} |`,
+  );
+  console.log(`| ${N} at once, ready | ${off.burst.ready}/${N} | ${full.burst.ready}/${N} | |`);
 } finally {
-  await tb.stop();
   await gh.close();
-  await rm(dataDir, { recursive: true, force: true });
 }

@@ -1,11 +1,17 @@
 /**
  * Twin layer benchmark: instance start time, memory per instance, p50/p99 of a typical SDK call per twin,
  * and our layer's overhead against the emulate engine used bare (its own server), in the same run.
- * Run: npx tsx bench/twins/run.ts
+ * Then the same SDK calls made by an app (bench/twins/sdk-app.ts, bundled) against (a) an in-process
+ * TwinHost (the baseline), (b) the twins in a sandbox's pod, from inside the sandbox (the app deployed
+ * with full isolation), (c) the sandbox's twins from the host through the router.
+ * Run: npx tsx bench/twins/run.ts        BENCH_TWINS_PART=sdk|oop: only the in-process or the app part
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import '../../test/helpers/sandbox-hosts.ts';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Octokit } from '@octokit/rest';
@@ -13,6 +19,7 @@ import { WebClient } from '@slack/web-api';
 import Stripe from 'stripe';
 import { TwinHost } from '../../server/twins/host.ts';
 import { startBareEngine } from '../../server/twins/engine/emulate.ts';
+import { benchTwinbox, ratio, sourceTwin } from '../kit.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -179,4 +186,131 @@ async function main() {
   console.log(rows.join('\n'));
 }
 
-await main();
+const OPS = [
+  'github users.getAuthenticated',
+  'stripe customers.retrieve',
+  'stripe customers.create',
+  'slack auth.test',
+];
+
+interface AppResult {
+  calls: number;
+  p50: number;
+  p99: number;
+  rps: number;
+}
+
+/** Runs the bundled SDK app on this host with `env`; resolves with its base URL. */
+async function startApp(
+  bundle: string,
+  env: Record<string, string>,
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [bundle], {
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', ...env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening (\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`the SDK app exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+async function runOp(base: string, op: string): Promise<AppResult> {
+  const response = await fetch(`${base}/run?op=${encodeURIComponent(op)}&calls=${CALLS}&warmup=${WARMUP}`);
+  if (!response.ok) throw new Error(`${op} at ${base}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as AppResult;
+}
+
+/** Twin SDK calls from an app: in-process TwinHost vs the sandbox's pod (inside) vs through the router. */
+async function outOfProcess(): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), 'twinbox-bench-sdk-'));
+  const built = await build({
+    entryPoints: [new URL('./sdk-app.ts', import.meta.url).pathname],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    outfile: join(work, 'app.cjs'),
+    logLevel: 'warning',
+  });
+  if (built.errors.length) throw new Error('could not bundle bench/twins/sdk-app.ts');
+  const bundle = join(work, 'app.cjs');
+  const files = {
+    'package.json': JSON.stringify({ name: 'sdk-bench', private: true, scripts: { start: 'node app.cjs' } }),
+    'app.cjs': await readFile(bundle, 'utf8'),
+  };
+
+  const host = new TwinHost({ dataDir: join(work, 'twins'), publicHost: '127.0.0.1' });
+  const gh = await sourceTwin({ 'sdk-bench': files });
+  const bt = await benchTwinbox(gh);
+  const children: ChildProcess[] = [];
+  try {
+    // (a) the baseline: the twins in this process (a TwinHost, as Twinbox ran them before pods).
+    const local = await host.start('bench-oop', ['github', 'stripe', 'slack'], { adminToken: 'bench' });
+    const localEnv = Object.assign({}, ...Object.values(local).map((entry) => entry.env_vars));
+    const a = await startApp(bundle, localEnv);
+    children.push(a.child);
+
+    // (b) the same app deployed in a sandbox: its twins in the pod, called inside the sandbox's namespace.
+    const deployed = await bt.deploy({
+      repo: 'octocat/sdk-bench',
+      branch: 'main',
+      twins: ['github', 'stripe', 'slack'],
+    });
+    if (deployed.record.status !== 'ready')
+      throw new Error(`the SDK app did not deploy: ${deployed.record.status} ${deployed.record.error}`);
+    const twins = deployed.record.twins;
+
+    // (c) the same app on this host, calling the sandbox's twins at their public URLs (the router).
+    const c = await startApp(bundle, {
+      GITHUB_API_URL: twins.github!.base_url,
+      GITHUB_TOKEN: twins.github!.env_vars.GITHUB_TOKEN!,
+      STRIPE_API_BASE: twins.stripe!.base_url,
+      STRIPE_SECRET_KEY: twins.stripe!.env_vars.STRIPE_SECRET_KEY!,
+      SLACK_API_URL: `${twins.slack!.base_url}/api/`,
+      SLACK_BOT_TOKEN: twins.slack!.env_vars.SLACK_BOT_TOKEN!,
+    });
+    children.push(c.child);
+
+    const targets = { a: a.url, b: deployed.record.app_url!, c: c.url };
+    const results: Record<string, Record<string, AppResult>> = { a: {}, b: {}, c: {} };
+    // Interleaved per call, so a slow patch of the machine hits all three alike.
+    for (const op of OPS)
+      for (const [name, base] of Object.entries(targets)) results[name]![op] = await runOp(base, op);
+
+    console.log(
+      `\n## Twin SDK calls from an app, in-process twins vs the sandbox's pod (${CALLS} sequential calls after ${WARMUP} warm-up)\n`,
+    );
+    console.log(
+      `Sandbox isolation: ${deployed.record.isolation}; the app: node ${process.version}, one bundle (stripe, @octokit/rest, @slack/web-api).\n`,
+    );
+    console.log(
+      '| call | (a) in-process TwinHost p50 / p99 ms | (b) pod, from inside the sandbox p50 / p99 ms | (b)/(a) p50 | (c) from the host via the router p50 / p99 ms | (c)/(a) p50 |',
+    );
+    console.log('|---|---|---|---:|---|---:|');
+    for (const op of OPS) {
+      const [ra, rb, rc] = [results.a![op]!, results.b![op]!, results.c![op]!];
+      console.log(
+        `| ${op} | ${fmt(ra.p50)} / ${fmt(ra.p99)} | ${fmt(rb.p50)} / ${fmt(rb.p99)} | ${ratio(rb.p50, ra.p50)} | ${fmt(rc.p50)} / ${fmt(rc.p99)} | ${ratio(rc.p50, ra.p50)} |`,
+      );
+    }
+    await bt.del(deployed.id);
+  } finally {
+    for (const child of children) child.kill();
+    await bt.close();
+    await gh.close();
+    await host.close();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+const part = process.env.BENCH_TWINS_PART;
+if (part !== 'oop') await main();
+if (part !== 'sdk') await outOfProcess();
