@@ -61,6 +61,8 @@ const twinbox = await start('server/main.ts', {
   TWINBOX_DATA_DIR: dataDir,
   LOG_LEVEL: 'warn',
   TWINBOX_DEPLOY_ENGINE: 'none',
+  // The POST row creates thousands of sandboxes; past the plan's quota they would be 403s, not creates.
+  TWINBOX_SANDBOX_QUOTA_PRO: '100000',
 });
 await new Promise((resolve) => setTimeout(resolve, 500));
 const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();

@@ -186,6 +186,7 @@ async function main() {
   console.log(rows.join('\n'));
 }
 
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const OPS = [
   'github users.getAuthenticated',
   'stripe customers.retrieve',
@@ -280,25 +281,39 @@ async function outOfProcess(): Promise<void> {
     children.push(c.child);
 
     const targets = { a: a.url, b: deployed.record.app_url!, c: c.url };
-    const results: Record<string, Record<string, AppResult>> = { a: {}, b: {}, c: {} };
-    // Interleaved per call, so a slow patch of the machine hits all three alike.
-    for (const op of OPS)
-      for (const [name, base] of Object.entries(targets)) results[name]![op] = await runOp(base, op);
+    type Target = keyof typeof targets;
+    const results: Record<Target, Record<string, AppResult[]>> = { a: {}, b: {}, c: {} };
+    // Rounds, and within a round interleaved per call, so a slow patch of the machine hits all three
+    // alike; one round's p50 moved by up to 40% between runs, the median of the rounds much less.
+    for (let round = 0; round < ROUNDS; round++)
+      for (const op of OPS)
+        for (const name of Object.keys(targets) as Target[])
+          (results[name][op] ??= []).push(await runOp(targets[name], op));
+    const median = (values: number[]) =>
+      pct(
+        values.toSorted((x, y) => x - y),
+        50,
+      );
+    const stat = (name: Target, op: string) => ({
+      p50: median(results[name][op]!.map((r) => r.p50)),
+      p99: median(results[name][op]!.map((r) => r.p99)),
+    });
 
     console.log(
-      `\n## Twin SDK calls from an app, in-process twins vs the sandbox's pod (${CALLS} sequential calls after ${WARMUP} warm-up)\n`,
+      `\n## Twin SDK calls from an app, in-process twins vs the sandbox's pod (${ROUNDS} rounds of ${CALLS} sequential calls after ${WARMUP} warm-up; median of the rounds)\n`,
     );
     console.log(
       `Sandbox isolation: ${deployed.record.isolation}; the app: node ${process.version}, one bundle (stripe, @octokit/rest, @slack/web-api).\n`,
     );
     console.log(
-      '| call | (a) in-process TwinHost p50 / p99 ms | (b) pod, from inside the sandbox p50 / p99 ms | (b)/(a) p50 | (c) from the host via the router p50 / p99 ms | (c)/(a) p50 |',
+      '| call | (a) in-process TwinHost p50 / p99 ms | (b) pod, from inside the sandbox p50 / p99 ms | (b)/(a) p50 | (b)/(a) p50 per round | (c) from the host via the router p50 / p99 ms | (c)/(a) p50 |',
     );
-    console.log('|---|---|---|---:|---|---:|');
+    console.log('|---|---|---|---:|---|---|---:|');
     for (const op of OPS) {
-      const [ra, rb, rc] = [results.a![op]!, results.b![op]!, results.c![op]!];
+      const [ra, rb, rc] = [stat('a', op), stat('b', op), stat('c', op)];
+      const rounds = results.b[op]!.map((r, i) => ratio(r.p50, results.a[op]![i]!.p50)).join(', ');
       console.log(
-        `| ${op} | ${fmt(ra.p50)} / ${fmt(ra.p99)} | ${fmt(rb.p50)} / ${fmt(rb.p99)} | ${ratio(rb.p50, ra.p50)} | ${fmt(rc.p50)} / ${fmt(rc.p99)} | ${ratio(rc.p50, ra.p50)} |`,
+        `| ${op} | ${fmt(ra.p50)} / ${fmt(ra.p99)} | ${fmt(rb.p50)} / ${fmt(rb.p99)} | ${ratio(rb.p50, ra.p50)} | ${rounds} | ${fmt(rc.p50)} / ${fmt(rc.p99)} | ${ratio(rc.p50, ra.p50)} |`,
       );
     }
     await bt.del(deployed.id);
