@@ -1,5 +1,6 @@
 /** `npm run bench`: every benchmark of Twinbox's own, one after the other. */
 import { spawnSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 
 // The CPU-bound HTTP suites first, while nothing of the deploy suites is left on the machine.
 const suites = [
@@ -14,12 +15,22 @@ const suites = [
 // and the exit code says whether any failed.
 const failed: string[] = [];
 for (const suite of suites) {
-  console.log(`\n=== ${suite} (${new Date().toISOString()})`);
+  // Other work on the machine skews every figure: the load average before each suite tells a reader.
+  console.log(
+    `\n=== ${suite} (${new Date().toISOString()}, load average ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')})`,
+  );
   const result = spawnSync(process.execPath, ['--import', 'tsx', suite, ...process.argv.slice(2)], {
     stdio: 'inherit',
   });
   if (result.status !== 0) failed.push(`${suite} (exit ${result.status ?? result.signal})`);
 }
+console.log(
+  `\n=== done (${new Date().toISOString()}, load average ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')})`,
+);
 if (failed.length) {
   console.error(`\nfailed: ${failed.join(', ')}`);
   process.exit(1);
