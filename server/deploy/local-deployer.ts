@@ -59,7 +59,8 @@ export class LocalDeployer implements Deployer {
   private readonly apps = new Map<string, GroupProcess>();
   /** Steps (install, build) in flight, so teardown can stop them too. */
   private readonly steps = new Map<string, GroupProcess>();
-  private readonly tearingDown = new Set<string>();
+  /** Releases under way, by sandbox: a crashed app's exit is not a crash while its sandbox is released. */
+  private readonly releasing = new Map<string, Promise<void>>();
   private readonly pods = new Map<string, Pod>();
   readonly logs: SandboxLogs;
   readonly timings = new Map<string, StepTimings>();
@@ -297,7 +298,7 @@ export class LocalDeployer implements Deployer {
   /** A ready app that exits on its own fails its sandbox. */
   private watch(sandboxId: string, app: GroupProcess, logsHint: string): void {
     void app.exited.then((exit) => {
-      if (this.tearingDown.has(sandboxId) || this.apps.get(sandboxId) !== app) return;
+      if (this.releasing.has(sandboxId) || this.apps.get(sandboxId) !== app) return;
       const reason = `the app exited with ${exit.code !== null ? `code ${exit.code}` : `signal ${exit.signal}`}`;
       this.logs.get(sandboxId)?.note(reason);
       this.onCrash(sandboxId, `App crashed: ${reason} ${logsHint}`);
@@ -313,24 +314,32 @@ export class LocalDeployer implements Deployer {
   }
 
   /** Stops everything of a sandbox; keeps or closes its log. */
-  private async release(sandboxId: string, { closeLog }: { closeLog: boolean }): Promise<void> {
-    this.tearingDown.add(sandboxId);
-    try {
-      const app = this.apps.get(sandboxId);
-      this.apps.delete(sandboxId);
-      const step = this.steps.get(sandboxId);
-      this.steps.delete(sandboxId);
-      await Promise.all([app?.kill(), step?.kill(500)]);
-      await this.pids.killRecorded(sandboxId);
-      await this.opts.isolation.release(sandboxId);
-      const pod = this.pods.get(sandboxId);
-      this.pods.delete(sandboxId);
-      if (pod) await this.opts.pods.destroy(pod);
-      await removeWorkspace(this.workspaceOf(sandboxId));
-      if (closeLog) await this.logs.close(sandboxId);
-    } finally {
-      this.tearingDown.delete(sandboxId);
-    }
+  private release(sandboxId: string, opts: { closeLog: boolean }): Promise<void> {
+    // Kept until done, so shutdown waits for releases already under way (a crash's teardown, say).
+    const previous = this.releasing.get(sandboxId) ?? Promise.resolve();
+    const run = previous.then(() => this.releaseNow(sandboxId, opts));
+    this.releasing.set(sandboxId, run);
+    void run
+      .catch(() => {})
+      .finally(() => {
+        if (this.releasing.get(sandboxId) === run) this.releasing.delete(sandboxId);
+      });
+    return run;
+  }
+
+  private async releaseNow(sandboxId: string, { closeLog }: { closeLog: boolean }): Promise<void> {
+    const app = this.apps.get(sandboxId);
+    this.apps.delete(sandboxId);
+    const step = this.steps.get(sandboxId);
+    this.steps.delete(sandboxId);
+    await Promise.all([app?.kill(), step?.kill(500)]);
+    await this.pids.killRecorded(sandboxId);
+    await this.opts.isolation.release(sandboxId);
+    const pod = this.pods.get(sandboxId);
+    this.pods.delete(sandboxId);
+    if (pod) await this.opts.pods.destroy(pod);
+    await removeWorkspace(this.workspaceOf(sandboxId));
+    if (closeLog) await this.logs.close(sandboxId);
   }
 
   async teardown(sandbox: SandboxRecord): Promise<void> {
@@ -342,6 +351,7 @@ export class LocalDeployer implements Deployer {
   async close(): Promise<void> {
     const ids = [...new Set([...this.apps.keys(), ...this.steps.keys(), ...this.pods.keys()])];
     await Promise.all(ids.map((id) => this.release(id, { closeLog: true })));
+    await Promise.allSettled([...this.releasing.values()]);
     await this.opts.pods.close();
   }
 }
