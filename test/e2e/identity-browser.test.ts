@@ -1,20 +1,11 @@
 import t from 'tap';
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { chromiumSkip, launchChromium } from '../helpers/chromium.ts';
 import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
 import { signUpVerified, startIdentityTwinbox } from '../identity/helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-
 t.test(
   'headless Chromium: a GitHub login conflict lands on /login showing the detail, with no script injection',
-  // A developer without Chromium skips; CI installs it (.ci/run), so there a missing browser fails.
-  {
-    skip:
-      existsSync(CHROMIUM) || process.env.CI
-        ? false
-        : `${CHROMIUM} is not installed (apt-get install chromium)`,
-  },
+  { skip: chromiumSkip },
   async (t) => {
     const gh = await startGitHubTwin({
       seed: {
@@ -45,19 +36,7 @@ t.test(
     });
     // hubot@example.com is an account already connected to octocat's GitHub identity.
     const { token } = await signUpVerified(twinbox, 'hubot@example.com');
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
-    t.teardown(() => browser.close());
+    const browser = await launchChromium(t);
 
     const owner = await browser.newContext();
     await owner.addCookies([

@@ -1,13 +1,10 @@
 import t from 'tap';
-import { existsSync } from 'node:fs';
+import { chromiumSkip, launchChromium } from '../helpers/chromium.ts';
 import { randomUUID } from 'node:crypto';
-import { chromium } from 'playwright-core';
 import { WebSocketServer } from 'ws';
 import { attachRouter, sandboxHosts } from '../../server/router/index.ts';
 import { startTestTwinbox, tempDir } from '../helpers/twinbox.ts';
 import { EndpointTable, startBackend } from './helpers.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 const PAGE = `<!doctype html><title>app</title><p id="out">...</p><script>
 const ws = new WebSocket('ws://' + location.host + '/socket');
@@ -17,13 +14,7 @@ ws.onmessage = (event) => { document.getElementById('out').textContent = event.d
 
 t.test(
   'Chromium: http://<id>.localhost:<port>/ with no DNS setup, a WebSocket from the page, a host-only cookie',
-  // A developer without Chromium skips; CI installs it (.ci/run), so there a missing browser fails.
-  {
-    skip:
-      existsSync(CHROMIUM) || process.env.CI
-        ? false
-        : `${CHROMIUM} is not installed (apt-get install chromium)`,
-  },
+  { skip: chromiumSkip },
   async (t) => {
     const dir = await tempDir(t, 'twinbox-router-browser-');
     const twinbox = await startTestTwinbox(t);
@@ -49,19 +40,7 @@ t.test(
     t.teardown(() => wss.close());
     table.live(id, { app: app.socketPath });
 
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
-    t.teardown(() => browser.close());
+    const browser = await launchChromium(t);
     const context = await browser.newContext();
     const page = await context.newPage();
     const response = await page.goto(`${hosts.appUrl(id)}/`);
