@@ -1,14 +1,11 @@
 import { request } from 'node:http';
 
-/** Where an app answers: a URL, or a path behind a Unix socket (an app in its own network namespace). */
-export type HttpTarget = string | { socketPath: string; path: string };
+/** Where an app answers: a path behind its pod's Unix socket (the app may be in its own network namespace). */
+export type HttpTarget = { socketPath: string; path: string };
 
 function statusOf(target: HttpTarget, timeoutMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const options =
-      typeof target === 'string'
-        ? { host: new URL(target).hostname, port: new URL(target).port, path: new URL(target).pathname }
-        : { socketPath: target.socketPath, path: target.path, headers: { host: 'localhost' } };
+    const options = { ...target, headers: { host: 'localhost' } };
     const req = request({ ...options, timeout: timeoutMs }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);

@@ -39,11 +39,9 @@ let sandboxId: string | undefined;
 let appPort: number | undefined;
 let appPipe: Server | undefined;
 
-// Egress attempts go to every open /events stream (Twinbox keeps one) and are kept for GET /egress.
-const attempts: EgressAttempt[] = [];
+// Egress attempts go to every open /events stream (Twinbox keeps one and records them).
 const listeners = new Set<ServerResponse>();
 const report = (attempt: EgressAttempt) => {
-  if (attempts.length < 1000) attempts.push(attempt);
   const line = `${JSON.stringify(attempt)}\n`;
   for (const res of listeners) res.write(line);
 };
@@ -86,7 +84,6 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     );
     return send(res, 200, { port: appPort });
   }
-  if (req.method === 'GET' && path === '/egress') return send(res, 200, { attempts });
   if (req.method === 'GET' && path === '/events') {
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
     res.write('\n');
