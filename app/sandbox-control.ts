@@ -1,10 +1,10 @@
 import type { GitHubPullRecord, SandboxRecord } from '../server/store/records.ts';
-import { TTL_MAX } from '../server/sandboxes/validation.ts';
+import Boom from '@hapi/boom';
 import type { AppDeps } from './deps.ts';
 import { postDeploymentState } from './deployments.ts';
-import { isLive, liveSandbox, savePull } from './pull-records.ts';
+import { liveSandbox, savePull } from './pull-records.ts';
 
-export const EXTEND_DEFAULT_MINUTES = 30;
+export { EXTEND_DEFAULT_MINUTES } from '../server/sandboxes/validation.ts';
 
 /**
  * Ends the pull request's current sandbox because a newer commit (or `/twinbox deploy`) replaces it:
@@ -35,8 +35,8 @@ export async function endSandbox(
 }
 
 /**
- * Adds minutes to the sandbox's expiry, as long as its whole lifetime stays within the owner's plan cap.
- * Returns why not, or undefined when done.
+ * Adds minutes to the sandbox's expiry, as long as its whole lifetime stays within the owner's plan cap
+ * (SandboxService.extendRecord). Returns why not, or undefined when done.
  */
 export async function extendSandbox(
   deps: AppDeps,
@@ -44,20 +44,12 @@ export async function extendSandbox(
   minutes: number,
 ): Promise<string | undefined> {
   const owner = await deps.store.accounts.get(sandbox.owner_id);
-  const cap = owner?.plan === 'pro' ? TTL_MAX : Math.min(deps.freeTtlCapMinutes, TTL_MAX);
-  const from = Math.max(Date.now(), Date.parse(sandbox.expires_at));
-  const expires = new Date(from + minutes * 60_000);
-  const lifetime = Math.ceil((expires.getTime() - Date.parse(sandbox.created_at)) / 60_000);
-  if (lifetime > cap) {
-    return (
-      `extending by ${minutes} minutes would make the sandbox live ${lifetime} minutes, above the ` +
-      `${owner?.plan ?? 'free'} plan's cap of ${cap} minutes; nothing was done.`
-    );
+  if (!owner) return 'the sandbox has no owner account any more; nothing was done.';
+  try {
+    await deps.sandboxes.extendRecord(owner, sandbox, minutes);
+    return undefined;
+  } catch (error) {
+    if (Boom.isBoom(error) && error.output.statusCode < 500) return error.message;
+    throw error;
   }
-  await deps.store.sandboxes.update(sandbox.id, (current) =>
-    isLive(current.status)
-      ? { ...current, expires_at: expires.toISOString(), updated_at: new Date().toISOString() }
-      : current,
-  );
-  return undefined;
 }

@@ -4,16 +4,22 @@ import type { Logger } from 'pino';
 import type { Store } from '../store/store.ts';
 import type { SandboxRecord, SandboxStatus } from '../store/records.ts';
 import type { Deployer } from './deployer.ts';
-import { canTransition, IllegalTransitionError, LIVE_STATUSES } from './states.ts';
+import { ACTIVE_STATUSES, canTransition, IllegalTransitionError, LIVE_STATUSES } from './states.ts';
 
 export type EndReason = 'expired' | 'deleted';
+
+/** Why an extension was refused: the sandbox has ended (or failed) and has no expiry left to move. */
+export class NotLiveError extends Error {}
 
 /**
  * Moves sandboxes through their states (states.ts) and runs deploys on a queue of bounded
  * concurrency. Without a deployer, nothing pretends: a sandbox stays `queued` until it ends.
  * Emits `change` with the record after every transition.
  */
-export class SandboxLifecycle extends EventEmitter<{ change: [SandboxRecord] }> {
+export class SandboxLifecycle extends EventEmitter<{
+  change: [SandboxRecord];
+  extended: [SandboxRecord, number];
+}> {
   private readonly queue: PQueue;
   private readonly running = new Map<string, AbortController>();
 
@@ -47,6 +53,23 @@ export class SandboxLifecycle extends EventEmitter<{ change: [SandboxRecord] }> 
     }
     if (ended) await this.release(ended);
     return ended;
+  }
+
+  /**
+   * Moves a live sandbox's expiry to `expiresAt` (never earlier than it is). Emits `extended` with the
+   * record and the minutes added, then `change`.
+   */
+  async extend(id: string, expiresAt: Date, minutes: number): Promise<SandboxRecord | undefined> {
+    const updated = await this.store.sandboxes.update(id, (current) => {
+      if (!ACTIVE_STATUSES.has(current.status)) throw new NotLiveError(current.status);
+      if (Date.parse(current.expires_at) >= expiresAt.getTime()) return current;
+      return { ...current, expires_at: expiresAt.toISOString(), updated_at: new Date().toISOString() };
+    });
+    if (updated) {
+      this.emit('extended', updated, minutes);
+      this.emit('change', updated);
+    }
+    return updated;
   }
 
   /** The sandbox's code tried outbound calls it may not make: recorded on the sandbox as they happen. */

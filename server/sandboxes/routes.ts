@@ -4,7 +4,13 @@ import { accountOf } from '../auth/bearer.ts';
 import { validationFailAction } from '../errors.ts';
 import { documentedResponses } from '../http/responses.ts';
 import type { CreateSandboxInput, ListFilter, SandboxService } from './service.ts';
-import { createSandboxSchema, listSandboxesQuery, sandboxIdParam } from './validation.ts';
+import {
+  createSandboxSchema,
+  EXTEND_DEFAULT_MINUTES,
+  extendSandboxSchema,
+  listSandboxesQuery,
+  sandboxIdParam,
+} from './validation.ts';
 import { sandboxPageSchema, sandboxViewSchema, toSandboxView } from './representation.ts';
 
 /** Bodies larger than this are refused with 413 before they are parsed. */
@@ -75,6 +81,28 @@ export const sandboxRoutes: Plugin<{ sandboxes: SandboxService; appLogs?: AppLog
           const sandbox = await sandboxes.get(accountOf(request), String(request.params.sandbox_id));
           const text = appLogs ? await appLogs.read(sandbox.id) : '';
           return h.response(text).type('text/plain; charset=utf-8');
+        },
+      },
+      {
+        method: 'POST',
+        path: '/sandboxes/{sandbox_id}/extend',
+        options: {
+          description:
+            "Add minutes to a queued, building or ready sandbox's expiry, within the plan's lifetime cap",
+          tags: ['api', 'sandboxes'],
+          payload: { maxBytes: 1024, allow: 'application/json' },
+          validate: {
+            params: sandboxIdParam,
+            payload: extendSandboxSchema,
+            failAction: validationFailAction,
+          },
+          ...documentedResponses({ 200: sandboxViewSchema }, 400, 401, 403, 404, 409, 413, 415),
+        },
+        async handler(request) {
+          const minutes = (request.payload as { minutes?: number } | null)?.minutes ?? EXTEND_DEFAULT_MINUTES;
+          const id = String(request.params.sandbox_id);
+          const sandbox = await sandboxes.extend(accountOf(request), id, minutes);
+          return toSandboxView(sandbox);
         },
       },
       {

@@ -5,9 +5,10 @@ import type { AccountRecord, Plan, SandboxRecord, SandboxStatus } from '../store
 import type { TwinCatalog } from '../twins/catalog.ts';
 import type { Accounts } from '../identity/accounts.ts';
 import type { ScenarioDirectory } from '../scenarios/directory.ts';
-import { badRequest, forbidden, notFound } from '../errors.ts';
-import type { SandboxLifecycle } from './lifecycle.ts';
-import { TTL_DEFAULT } from './validation.ts';
+import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
+import { NotLiveError, type SandboxLifecycle } from './lifecycle.ts';
+import { ACTIVE_STATUSES } from './states.ts';
+import { TTL_DEFAULT, TTL_MAX } from './validation.ts';
 import { parsePullRequestUrl } from './pull-request-url.ts';
 import type { Scenario } from '../scenarios/directory.ts';
 import { planFromPrompt } from '../scenarios/planner.ts';
@@ -33,9 +34,6 @@ export interface SandboxPolicy {
   /** Sandboxes not yet ended (queued, building, ready) that one account may hold, per plan. */
   sandboxQuota: Record<Plan, number>;
 }
-
-/** The statuses that count against the quota: a sandbox on its way up or running. */
-const ACTIVE: ReadonlySet<SandboxStatus> = new Set(['queued', 'building', 'ready']);
 
 export interface ListFilter {
   repo?: string;
@@ -168,11 +166,49 @@ export class SandboxService {
     return (await this.lifecycle.end(id, 'deleted')) ?? sandbox;
   }
 
+  /**
+   * Adds `minutes` to the expiry of the caller's queued, building or ready sandbox, as long as its whole
+   * lifetime stays within the owner's plan cap: 403 `plan_limit_exceeded` above it, 409 `sandbox_not_active`
+   * once it has failed or ended.
+   */
+  async extend(account: AccountRecord, id: string, minutes: number): Promise<SandboxRecord> {
+    return this.extendRecord(account, await this.get(account, id), minutes);
+  }
+
+  /** `extend` for a sandbox already in hand (the GitHub App acts for the pull request's owner account). */
+  async extendRecord(owner: AccountRecord, sandbox: SandboxRecord, minutes: number): Promise<SandboxRecord> {
+    if (!ACTIVE_STATUSES.has(sandbox.status)) throw notActive(sandbox.id, sandbox.status);
+    const cap = this.ttlCap(owner);
+    const from = Math.max(Date.now(), Date.parse(sandbox.expires_at));
+    const expires = new Date(from + minutes * 60_000);
+    const lifetime = Math.ceil((expires.getTime() - Date.parse(sandbox.created_at)) / 60_000);
+    if (lifetime > cap) {
+      throw forbidden(
+        `Extending by ${minutes} minutes would make the sandbox live ${lifetime} minutes, above the ` +
+          `${owner.plan} plan's cap of ${cap} minutes; nothing was done.`,
+        'plan_limit_exceeded',
+      );
+    }
+    try {
+      const updated = await this.lifecycle.extend(sandbox.id, expires, minutes);
+      if (!updated) throw notFound(`No sandbox ${sandbox.id} in your account.`);
+      return updated;
+    } catch (error) {
+      if (!(error instanceof NotLiveError)) throw error;
+      throw notActive(sandbox.id, error.message);
+    }
+  }
+
+  /** The longest lifetime, in minutes, a sandbox of this account may have. */
+  private ttlCap(account: AccountRecord): number {
+    return account.plan === 'pro' ? TTL_MAX : Math.min(this.policy.freeTtlCapMinutes, TTL_MAX);
+  }
+
   /** 403 `plan_limit_exceeded` when the account already holds its plan's number of active sandboxes. */
   private async checkQuota(account: AccountRecord): Promise<void> {
     const quota = this.policy.sandboxQuota[account.plan] ?? this.policy.sandboxQuota.free;
     const active = (await this.store.sandboxes.findBy('owner_id', account.id)).filter((s) =>
-      ACTIVE.has(s.status),
+      ACTIVE_STATUSES.has(s.status),
     ).length;
     if (active < quota) return;
     const sandboxes = (n: number) => `${n} active sandbox${n === 1 ? '' : 'es'}`;
@@ -246,4 +282,11 @@ function decodeCursor(cursor: string): Pick<SandboxRecord, 'created_at' | 'id'> 
     // fall through to the 400 below
   }
   throw badRequest('"cursor" is not a cursor returned by this API.');
+}
+
+function notActive(id: string, status: string) {
+  return conflict(
+    `Sandbox ${id} is ${status}: only a queued, building or ready sandbox can be extended.`,
+    'sandbox_not_active',
+  );
 }

@@ -22,6 +22,9 @@ export const SANDBOX_STATUSES = Object.keys(NEXT) as SandboxStatus[];
 /** States that hold (or may soon hold) running resources, and that the TTL reaper watches. */
 export const LIVE_STATUSES: readonly SandboxStatus[] = ['queued', 'building', 'ready', 'failed'];
 
+/** States of a sandbox on its way up or running: what counts against the quota and what can be extended. */
+export const ACTIVE_STATUSES: ReadonlySet<SandboxStatus> = new Set(['queued', 'building', 'ready']);
+
 export function canTransition(from: SandboxStatus, to: SandboxStatus): boolean {
   return NEXT[from].includes(to);
 }

@@ -69,3 +69,13 @@ export const listSandboxesQuery = Joi.object({
 export const sandboxIdParam = Joi.object({
   sandbox_id: Joi.string().max(100).required(),
 });
+
+/** Minutes an extension adds when none are given (the GitHub App's `/twinbox extend` uses the same). */
+export const EXTEND_DEFAULT_MINUTES = 30;
+
+export const extendSandboxSchema = Joi.object({
+  minutes: Joi.number().integer().min(1).max(TTL_MAX).strict(),
+})
+  // No body at all means the default extension.
+  .allow(null)
+  .label('ExtendRequest');
