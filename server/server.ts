@@ -21,6 +21,9 @@ import { defineCookies } from './identity/cookies.ts';
 import { apiKeyRoutes } from './auth/api-key-routes.ts';
 import { githubRoutes } from './identity/github/routes.ts';
 import { webRoutes } from './web/routes.ts';
+import { assetRoutes } from './web/assets.ts';
+import { renderErrorPages } from './web/respond.ts';
+import { WebSessions } from './web/session.ts';
 import type { GitHubApp } from '../app/index.ts';
 import { githubAppRoutes } from '../app/routes.ts';
 
@@ -118,15 +121,17 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
         urls: () => identity.urls(Number(server.info.port)),
       },
     });
+    const web = new WebSessions(
+      deps.sessions,
+      deps.store,
+      identity.csrfKey,
+      () => identity.urls(Number(server.info.port)).publicUrl,
+    );
+    renderErrorPages(server);
+    await server.register({ plugin: assetRoutes });
     await server.register({
       plugin: webRoutes,
-      options: {
-        emailAuth: identity.emailAuth,
-        apiKeys: deps.apiKeys,
-        sessions: deps.sessions,
-        store: deps.store,
-        urls: () => identity.urls(Number(server.info.port)),
-      },
+      options: { emailAuth: identity.emailAuth, apiKeys: deps.apiKeys, store: deps.store, web },
     });
   }
   if (deps.githubApp) {

@@ -27,6 +27,8 @@ export interface Identity {
     states: OAuthStates;
     linking: GitHubLinking;
   };
+  /** Key of the pages' per-session form tokens (web/session.ts), derived from the kept code key. */
+  csrfKey: Uint8Array;
   /** This server's browser-facing URL and the web app's, given the port it listens on. */
   urls(port: number): { publicUrl: string; webUrl: string };
 }
@@ -69,6 +71,7 @@ export async function createIdentity(options: {
         })
       : undefined;
   const stateKey = createHmac('sha256', codeKey).update('oauth-state').digest();
+  const csrfKey = createHmac('sha256', codeKey).update('web-form-token').digest();
   const github = {
     client,
     states: new OAuthStates(stateKey, clock),
@@ -78,5 +81,5 @@ export async function createIdentity(options: {
     const publicUrl = config.publicUrl ?? `http://${config.publicHost}:${port}`;
     return { publicUrl, webUrl: config.webUrl ?? publicUrl };
   };
-  return { mail, codes, emailAuth, clock, github, urls };
+  return { mail, codes, emailAuth, clock, github, csrfKey, urls };
 }

@@ -1,43 +1,30 @@
 import Boom from '@hapi/boom';
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import type { ApiKeys } from '../auth/api-keys.ts';
-import type { Sessions } from '../auth/sessions.ts';
 import type { Store } from '../store/store.ts';
-import type { AccountRecord } from '../store/records.ts';
 import type { EmailAuth } from '../identity/email-auth.ts';
-import { SESSION_COOKIE, cookieAccount } from '../identity/cookies.ts';
-import { Html, html, page } from './html.ts';
+import { SESSION_COOKIE } from '../identity/cookies.ts';
+import { Html, html } from './html.ts';
+import { csrfField, type PageOptions } from './layout.ts';
+import { render } from './respond.ts';
+import { safeNext, type SignedIn, type WebSessions } from './session.ts';
 
 export interface WebRoutesOptions {
   emailAuth: EmailAuth;
   apiKeys: ApiKeys;
-  sessions: Sessions;
   store: Store;
-  urls: () => { publicUrl: string; webUrl: string };
+  web: WebSessions;
 }
 
-/** No script at all, and nothing from elsewhere: the pages are forms and text. */
-const SECURITY_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'Cache-Control': 'no-store',
-};
-
 /**
- * The small server-rendered web app: /login, /integrations, /settings/api-keys. Every value shown is
- * escaped by the `html` template; the pages carry no script. Forms POST to this server with the
- * session cookie (SameSite=Lax keeps it off cross-site POSTs; the Origin check is a second guard).
+ * The identity pages: /login, /integrations, /settings/api-keys, /logout. Every value shown is escaped by
+ * the `html` template. Forms POST to this server; each POST is checked by `web.checkForm` (same-site
+ * origin, and the session's form token once signed in).
  */
 export const webRoutes: Plugin<WebRoutesOptions> = {
   name: 'twinbox-web',
-  register(server, { emailAuth, apiKeys, sessions, store, urls }) {
-    const render = (h: ResponseToolkit, title: string, body: Html, code = 200) => {
-      const response = h.response(page(title, body)).type('text/html; charset=utf-8').code(code);
-      for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.header(name, value);
-      return response;
-    };
+  register(server, { emailAuth, apiKeys, store, web }) {
+    const show = (h: ResponseToolkit, options: PageOptions, code = 200) => render(h, options, code);
     const banner = (query: Record<string, unknown>) => {
       const error = typeof query.error === 'string' ? query.error : undefined;
       const detail = typeof query.detail === 'string' ? query.detail : undefined;
@@ -47,29 +34,26 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         <p id="detail">${detail ?? ''}</p>
       </div>`;
     };
-    const sameOrigin = (request: Request) => {
-      const origin = request.headers.origin;
-      if (origin && origin !== new URL(urls().publicUrl).origin)
-        throw Boom.forbidden('Cross-origin form post refused.');
-    };
     const form = (request: Request) => (request.payload ?? {}) as Record<string, unknown>;
-    const signedIn = async (request: Request) => cookieAccount(request, sessions, store);
     const failure = (error: unknown) => {
       if (Boom.isBoom(error) && error.output.statusCode < 500) return error.message;
       throw error;
     };
-    const loginForm = (message?: Html) =>
+    const nextField = (next: string) => html`<input type="hidden" name="next" value="${next}" />`;
+    const loginForm = (next: string, message?: Html) =>
       html`${message ?? ''}
         <form method="post" action="/login/email">
+          ${nextField(next)}
           <label>E-mail <input type="email" name="email" required autocomplete="email" /></label>
           <button type="submit">Send me a code</button>
         </form>
         <p><a href="/auth/github/login">Sign in with GitHub</a></p>`;
-    const codeForm = (email: string, message?: Html) =>
+    const codeForm = (email: string, next: string, message?: Html) =>
       html`${message ?? ''}
         <p>We sent a 6-digit code to <strong>${email}</strong> if it has an account.</p>
         <form method="post" action="/login/email/verify">
           <input type="hidden" name="email" value="${email}" />
+          ${nextField(next)}
           <label
             >Code
             <input name="code" inputmode="numeric" pattern="[0-9]{6}" required autocomplete="one-time-code"
@@ -84,21 +68,29 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         method: 'GET',
         path: '/login',
         options,
-        handler: (request, h) => render(h, 'Sign in', html`${banner(request.query)}${loginForm()}`),
+        handler: (request, h) => {
+          const next = safeNext(request.query.next);
+          return show(h, {
+            title: 'Sign in',
+            section: 'login',
+            body: html`${banner(request.query)}${loginForm(next)}`,
+          });
+        },
       },
       {
         method: 'POST',
         path: '/login/email',
         options,
         async handler(request, h) {
-          sameOrigin(request);
+          web.checkForm(request);
           const email = String(form(request).email ?? '');
+          const next = safeNext(form(request).next);
           try {
             await emailAuth.requestLogin(email, request.info.remoteAddress);
           } catch (error) {
-            return render(h, 'Sign in', loginForm(errorBox(failure(error))), 400);
+            return show(h, { title: 'Sign in', body: loginForm(next, errorBox(failure(error))) }, 400);
           }
-          return render(h, 'Enter your code', codeForm(email.trim()));
+          return show(h, { title: 'Enter your code', body: codeForm(email.trim(), next) });
         },
       },
       {
@@ -106,18 +98,30 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         path: '/login/email/verify',
         options,
         async handler(request, h) {
-          sameOrigin(request);
+          web.checkForm(request);
           const { email, code } = form(request);
+          const next = safeNext(form(request).next);
           try {
             const result = await emailAuth.verifyLogin(
               String(email ?? ''),
               String(code ?? ''),
               request.info.remoteAddress,
             );
-            return h.redirect('/integrations').state(SESSION_COOKIE, result.token);
+            return h.redirect(next).state(SESSION_COOKIE, result.token);
           } catch (error) {
-            return render(h, 'Enter your code', codeForm(String(email ?? ''), errorBox(failure(error))), 400);
+            const body = codeForm(String(email ?? ''), next, errorBox(failure(error)));
+            return show(h, { title: 'Enter your code', body }, 400);
           }
+        },
+      },
+      {
+        method: 'POST',
+        path: '/logout',
+        options,
+        async handler(request, h) {
+          const signedIn = await web.current(request);
+          if (signedIn) web.checkForm(request, signedIn);
+          return h.redirect('/login').unstate(SESSION_COOKIE);
         },
       },
       {
@@ -125,9 +129,9 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         path: '/integrations',
         options,
         async handler(request, h) {
-          const account = await signedIn(request);
-          if (!account) return h.redirect('/login');
-          const github = (await store.identities.findBy('account_id', account.id)).find(
+          const signedIn = await web.require(request, h);
+          if (!('account' in signedIn)) return signedIn;
+          const github = (await store.identities.findBy('account_id', signedIn.account.id)).find(
             (i) => i.provider === 'github',
           );
           const query = request.query as Record<string, unknown>;
@@ -135,18 +139,18 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
             query.connected === 'github' || query.signed_in === 'github'
               ? html`<div class="notice">GitHub: done.</div>`
               : html``;
-          return render(
-            h,
-            'Integrations',
-            html`${banner(query)}${notice}${whoAmI(account)}
+          return show(h, {
+            title: 'Integrations',
+            section: 'integrations',
+            signedIn,
+            body: html`${banner(query)}${notice}
               <h2>GitHub</h2>
               ${
                 github
                   ? html`<p>Connected as <strong>@${github.login}</strong>.</p>`
                   : html`<p>Not connected. <a href="/auth/github/connect">Connect GitHub</a></p>`
-              }
-              <p><a href="/settings/api-keys">API keys</a></p>`,
-          );
+              }`,
+          });
         },
       },
       {
@@ -154,9 +158,9 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         path: '/settings/api-keys',
         options,
         async handler(request, h) {
-          const account = await signedIn(request);
-          if (!account) return h.redirect('/login');
-          return render(h, 'API keys', await keysPage(account));
+          const signedIn = await web.require(request, h);
+          if (!('account' in signedIn)) return signedIn;
+          return show(h, keysPage(signedIn, await keyRows(signedIn)));
         },
       },
       {
@@ -164,19 +168,19 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         path: '/settings/api-keys',
         options,
         async handler(request, h) {
-          sameOrigin(request);
-          const account = await signedIn(request);
-          if (!account) return h.redirect('/login');
+          const signedIn = await web.require(request, h);
+          if (!('account' in signedIn)) return signedIn;
+          web.checkForm(request, signedIn);
           const name =
             String(form(request).name ?? '')
               .trim()
               .slice(0, 100) || 'default';
-          const { key } = await apiKeys.issue(account.id, name);
+          const { key } = await apiKeys.issue(signedIn.account.id, name);
           const shown = html`<div class="notice">
             <p>Your new key (shown only now, copy it):</p>
             <p><code id="new-key">${key}</code></p>
           </div>`;
-          return render(h, 'API keys', await keysPage(account, shown), 201);
+          return show(h, keysPage(signedIn, await keyRows(signedIn), shown), 201);
         },
       },
       {
@@ -184,22 +188,18 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         path: '/settings/api-keys/{id}/revoke',
         options,
         async handler(request, h) {
-          sameOrigin(request);
-          const account = await signedIn(request);
-          if (!account) return h.redirect('/login');
-          await apiKeys.revoke(account.id, String(request.params.id));
+          const signedIn = await web.require(request, h);
+          if (!('account' in signedIn)) return signedIn;
+          web.checkForm(request, signedIn);
+          await apiKeys.revoke(signedIn.account.id, String(request.params.id));
           return h.redirect('/settings/api-keys');
         },
       },
     ]);
 
-    function whoAmI(account: AccountRecord) {
-      return html`<p>Signed in as <strong>${account.email}</strong>.</p>`;
-    }
-
-    async function keysPage(account: AccountRecord, top?: Html) {
-      const keys = await apiKeys.list(account.id);
-      const rows = keys.map(
+    async function keyRows(signedIn: SignedIn) {
+      const keys = await apiKeys.list(signedIn.account.id);
+      return keys.map(
         (k) =>
           html`<li>
             <strong>${k.name}</strong> <code>${k.prefix}…</code> created ${k.created_at}
@@ -209,22 +209,30 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
                 : html`<form
                     method="post"
                     action="/settings/api-keys/${encodeURIComponent(k.id)}/revoke"
-                    style="display:inline"
+                    class="inline"
                   >
-                    <button type="submit">Revoke</button>
+                    ${csrfField(signedIn)}<button type="submit" class="danger">Revoke</button>
                   </form>`
             }
           </li>`,
       );
-      return html`${top ?? ''}${whoAmI(account)}
-        <ul>
-          ${rows}
-        </ul>
-        <form method="post" action="/settings/api-keys">
-          <label>Name <input name="name" maxlength="100" /></label>
-          <button type="submit">Create API key</button>
-        </form>
-        <p><a href="/integrations">Integrations</a></p>`;
+    }
+
+    function keysPage(signedIn: SignedIn, rows: Html[], top?: Html): PageOptions {
+      return {
+        title: 'API keys',
+        section: 'api-keys',
+        signedIn,
+        body: html`${top ?? ''}
+          <ul>
+            ${rows}
+          </ul>
+          <form method="post" action="/settings/api-keys">
+            ${csrfField(signedIn)}
+            <label>Name <input name="name" maxlength="100" /></label>
+            <button type="submit">Create API key</button>
+          </form>`,
+      };
     }
   },
 };
