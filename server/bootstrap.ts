@@ -28,12 +28,15 @@ export async function bootstrapLocalOwner(twinbox: Twinbox): Promise<string | un
   }
 }
 
-/** A curl command that works as pasted, reading the key from its file. */
+/**
+ * A curl command that works as pasted, reading the key from its file. octocat/Hello-World at `master`
+ * is public, tiny and long-lived; it holds only a README, which deploys as a static page (profile.ts).
+ */
 export function sampleCurl(baseUrl: string, keyFile: string): string {
   return [
     `curl -s -X POST ${baseUrl}/sandboxes \\`,
     `  -H "Authorization: Bearer $(cat ${keyFile})" \\`,
     `  -H 'Content-Type: application/json' \\`,
-    `  -d '{"repo":"octocat/hello-world","branch":"main","ttl_minutes":30}'`,
+    `  -d '{"repo":"octocat/Hello-World","branch":"master","ttl_minutes":30}'`,
   ].join('\n');
 }

@@ -17,6 +17,8 @@ export interface Config {
   reaperIntervalMs: number;
   ownerEmail: string;
   logLevel: string;
+  /** `auto`: readable lines on a terminal outside production, JSON otherwise (server/logger.ts). */
+  logFormat: 'auto' | 'pretty' | 'json';
   /** Where GitHub's web pages live; pull-request URLs must point there (or at github.com). */
   githubWebUrl: string;
   githubApiUrl: string;
@@ -92,6 +94,12 @@ const schema = Joi.object({
   TWINBOX_REAPER_INTERVAL_MS: Joi.number().integer().min(50).max(60_000).default(1000),
   TWINBOX_OWNER_EMAIL: Joi.string().email({ tlds: false }).default('owner@twinbox.local'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  // Production always logs JSON (collectors parse it); asking for pretty there is a mistake worth naming.
+  LOG_FORMAT: Joi.string()
+    .valid('auto', 'pretty', 'json')
+    .default('auto')
+    .when('NODE_ENV', { is: 'production', then: Joi.valid(Joi.override, 'auto', 'json') })
+    .messages({ 'any.only': '"LOG_FORMAT" must be one of auto, pretty, json (production: auto or json)' }),
   GITHUB_OAUTH_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default('https://github.com'),
@@ -192,6 +200,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     reaperIntervalMs: v.TWINBOX_REAPER_INTERVAL_MS,
     ownerEmail: v.TWINBOX_OWNER_EMAIL,
     logLevel: v.LOG_LEVEL,
+    logFormat: v.LOG_FORMAT,
     githubWebUrl: v.GITHUB_OAUTH_URL,
     githubApiUrl: v.GITHUB_API_URL,
     githubToken: v.GITHUB_TOKEN,

@@ -1,20 +1,30 @@
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
 import { IsolationError } from './deploy/index.ts';
 import { createTwinbox } from './twinbox.ts';
 import { bootstrapLocalOwner, sampleCurl } from './bootstrap.ts';
+import { startupHint } from './startup-hint.ts';
 
 // Entry point: read the configuration, build Twinbox, listen. Nothing else belongs here.
 try {
   const config = loadConfig();
   const twinbox = await createTwinbox(config);
   await twinbox.server.start();
-  const baseUrl = `http://${config.publicHost}:${twinbox.server.info.port}`;
+  const port = Number(twinbox.server.info.port);
+  const baseUrl = `http://${config.publicHost}:${port}`;
   twinbox.logger.info({ url: baseUrl, data_dir: config.dataDir }, 'Twinbox is listening');
-  // Whatever the log level, a person (or a script) starting Twinbox learns where it listens.
+  // Whatever the log level, a person (or a script) starting Twinbox learns where it listens and where to
+  // click or what to paste next.
   process.stdout.write(`Twinbox listening on ${baseUrl} (data in ${config.dataDir})\n`);
   const keyFile = await bootstrapLocalOwner(twinbox);
-  if (keyFile) process.stdout.write(`\nTwinbox is ready. Try:\n\n${sampleCurl(baseUrl, keyFile)}\n\n`);
+  process.stdout.write(
+    startupHint({
+      webUrl: twinbox.identity.urls(port).webUrl,
+      outbox: config.smtpUrl ? undefined : join(config.dataDir, 'outbox'),
+      sample: keyFile ? sampleCurl(baseUrl, keyFile) : undefined,
+    }),
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       twinbox.logger.info({ signal }, 'stopping');

@@ -20,7 +20,7 @@ import type { Deployer } from './sandboxes/deployer.ts';
 import { createDeployEngine, type DeployEngine } from './deploy/index.ts';
 import { createServer } from './server.ts';
 import { createGitHubApp, type GitHubApp } from '../app/index.ts';
-import { createLogger } from './logger.ts';
+import { chooseLogFormat, createLogger } from './logger.ts';
 import { githubWebHosts } from './sandboxes/pull-request-url.ts';
 import { attachRouter, sandboxHosts } from './router/index.ts';
 
@@ -62,7 +62,13 @@ export interface Twinbox {
  * sandboxes left by a previous run and starts the TTL reaper. The server is built but not listening.
  */
 export async function createTwinbox(config: Config, options: TwinboxOptions = {}): Promise<Twinbox> {
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger =
+    options.logger ??
+    createLogger(
+      config.logLevel,
+      undefined,
+      chooseLogFormat(config.logFormat, config.env, process.stdout.isTTY === true),
+    );
   const lock: DataDirLock = lockDataDir(config.dataDir);
   try {
     const store = await openLowdbStore(config.dataDir);
