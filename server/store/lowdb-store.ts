@@ -6,6 +6,7 @@ import type {
   GitHubInstallationRecord,
   GitHubPullRecord,
   IdentityRecord,
+  SandboxEventRecord,
   SandboxRecord,
   ScenarioRecord,
   VerificationCodeRecord,
@@ -31,6 +32,7 @@ export async function openLowdbStore(dataDir: string): Promise<Store> {
     githubInstallations: await open<GitHubInstallationRecord>('github_installations'),
     githubPulls: await open<GitHubPullRecord>('github_pulls', { indexed: ['sandbox_id'] }),
     githubDeliveries: await open<GitHubDeliveryRecord>('github_deliveries'),
+    sandboxEvents: await open<SandboxEventRecord>('sandbox_events', { indexed: ['sandbox_id'] }),
   };
   return {
     ...collections,

@@ -161,3 +161,22 @@ export interface GitHubDeliveryRecord {
   event: string;
   received_at: string;
 }
+
+/**
+ * One thing Twinbox itself did to a sandbox or saw of it (timeline, server/timeline/events.ts): a deploy
+ * step starting or ending, a status change, a crash, an extension, a blocked outbound call. Kept for
+ * as long as the sandbox's record, at most a few hundred per sandbox (the oldest go first).
+ */
+export interface SandboxEventRecord {
+  /** `<sandbox_id>_<seq>`. */
+  id: string;
+  sandbox_id: string;
+  /** 1, 2, 3... per sandbox, in the order the events happened; the timeline's cursor counts on it. */
+  seq: number;
+  at: string;
+  kind: 'deploy_step' | 'status' | 'crash' | 'extended' | 'blocked_egress';
+  /** One line for a person. */
+  summary: string;
+  duration_ms?: number;
+  detail?: Record<string, unknown>;
+}

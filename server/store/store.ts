@@ -5,6 +5,7 @@ import type {
   GitHubInstallationRecord,
   GitHubPullRecord,
   IdentityRecord,
+  SandboxEventRecord,
   SandboxRecord,
   ScenarioRecord,
   VerificationCodeRecord,
@@ -42,6 +43,8 @@ export interface Store {
   githubInstallations: Collection<GitHubInstallationRecord>;
   githubPulls: Collection<GitHubPullRecord>;
   githubDeliveries: Collection<GitHubDeliveryRecord>;
+  /** Twinbox's own events of each sandbox (the timeline); indexed by `sandbox_id`. */
+  sandboxEvents: Collection<SandboxEventRecord>;
   close(): Promise<void>;
 }
 
