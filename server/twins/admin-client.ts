@@ -1,5 +1,7 @@
+import { request as httpRequest } from 'node:http';
+import { ADMIN_PREFIX } from './admin.ts';
 import type { FaultRule } from './faults.ts';
-import type { RequestLogEntry } from './request-log.ts';
+import type { RequestLogPage, RequestLogEntry, RequestLogQuery } from './request-log.ts';
 import type { WebhookDelivery } from './webhooks.ts';
 
 export class TwinAdminError extends Error {
@@ -13,26 +15,112 @@ export class TwinAdminError extends Error {
   }
 }
 
-/** Typed client of one instance's admin API (docs/twins.md, "Admin API"). */
+export interface TwinAdminClientOptions {
+  /**
+   * Reach the instance over this Unix socket instead of the network: how Twinbox talks to a sandbox's
+   * twins, which listen in the sandbox's pod (server/deploy/pods.ts, `Pod.twinSocket`).
+   */
+  socketPath?: string;
+  /** Give up on an answer after this long (default 10 s): a wedged pod must not hold a page forever. */
+  timeoutMs?: number;
+}
+
+/** The admin API's answer to GET /webhooks. */
+export interface WebhookListing {
+  target: { url: string; events: string[] } | null;
+  deliveries: WebhookDelivery[];
+}
+
+/**
+ * Typed client of one instance's admin API (docs/twins.md, "Admin API"), over the network (`adminUrl`)
+ * or, for Twinbox itself, over the twin's Unix socket in its sandbox's pod (`TwinAdminClient.overSocket`).
+ * The timeline (server/timeline/) and the web pages' twin inspector read twins through it.
+ */
 export class TwinAdminClient {
   constructor(
     readonly adminUrl: string,
     private readonly adminToken: string,
+    private readonly options: TwinAdminClientOptions = {},
   ) {}
 
+  /**
+   * A client of the twin listening on `socketPath` (for a live sandbox: `Pod.twinSocket(name)`, or the
+   * router's `SandboxEndpoints.socketFor(id, { kind: 'twin', name })`), with the sandbox's
+   * `twin_admin_token`.
+   */
+  static overSocket(socketPath: string, adminToken: string, timeoutMs?: number): TwinAdminClient {
+    return new TwinAdminClient(`http://twin${ADMIN_PREFIX}`, adminToken, { socketPath, timeoutMs });
+  }
+
   protected async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.adminToken}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    };
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const { status, text } = this.options.socketPath
+      ? await this.overSocket(method, path, headers, payload)
+      : await this.overNetwork(method, path, headers, payload);
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      throw new TwinAdminError(status, { detail: `not JSON: ${text.slice(0, 200)}` });
+    }
+    if (status < 200 || status > 299) throw new TwinAdminError(status, parsed);
+    return parsed as T;
+  }
+
+  private async overNetwork(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<{ status: number; text: string }> {
     const response = await fetch(`${this.adminUrl}${path}`, {
       method,
-      headers: {
-        authorization: `Bearer ${this.adminToken}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers,
+      body,
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
     });
-    const text = await response.text();
-    const parsed: unknown = text ? JSON.parse(text) : null;
-    if (!response.ok) throw new TwinAdminError(response.status, parsed);
-    return parsed as T;
+    return { status: response.status, text: await response.text() };
+  }
+
+  private overSocket(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<{ status: number; text: string }> {
+    const url = new URL(`${this.adminUrl}${path}`);
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        {
+          socketPath: this.options.socketPath,
+          method,
+          path: `${url.pathname}${url.search}`,
+          headers: {
+            ...headers,
+            host: 'twin',
+            ...(body ? { 'content-length': Buffer.byteLength(body) } : {}),
+          },
+          // One connection a call: these calls are few, and a pooled socket would outlive its pod.
+          agent: false,
+          timeout: this.options.timeoutMs ?? 10_000,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('the twin did not answer in time')));
+      req.on('error', reject);
+      req.end(body);
+    });
   }
 
   state<S = unknown>(): Promise<{ twin: string; state: S }> {
@@ -44,10 +132,17 @@ export class TwinAdminClient {
   seed(doc: unknown): Promise<{ seeded: true }> {
     return this.request('POST', '/seed', doc);
   }
+  /** The newest `limit` entries of the request log (all it keeps, 500, by default), oldest first. */
   async requests(limit?: number): Promise<RequestLogEntry[]> {
-    return (
-      await this.request<{ requests: RequestLogEntry[] }>('GET', `/requests${limit ? `?limit=${limit}` : ''}`)
-    ).requests;
+    return (await this.requestPage(limit ? { limit } : {})).requests;
+  }
+  /** A page of the request log: `after` an id (following it), or `before` one (paging back). */
+  requestPage(query: RequestLogQuery = {}): Promise<RequestLogPage> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query))
+      if (value !== undefined) params.set(name, String(value));
+    const search = params.toString();
+    return this.request('GET', `/requests${search ? `?${search}` : ''}`);
   }
   addFault(rule: Omit<FaultRule, 'id'>): Promise<FaultRule> {
     return this.request('POST', '/faults', rule);
@@ -58,8 +153,11 @@ export class TwinAdminClient {
   setWebhookTarget(target: { url: string; secret?: string; events?: string[] }): Promise<unknown> {
     return this.request('PUT', '/webhooks/target', target);
   }
+  webhooks(): Promise<WebhookListing> {
+    return this.request('GET', '/webhooks');
+  }
   async deliveries(): Promise<WebhookDelivery[]> {
-    return (await this.request<{ deliveries: WebhookDelivery[] }>('GET', '/webhooks')).deliveries;
+    return (await this.webhooks()).deliveries;
   }
   /** Delivers an arbitrary event, signed as the vendor would, to the configured target. */
   deliverWebhook(event: string, payload: Record<string, unknown>): Promise<WebhookDelivery> {

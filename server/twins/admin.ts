@@ -32,6 +32,16 @@ export interface AdminDeps {
   defaultWebhookSecret: () => string;
 }
 
+/** An optional integer query parameter of at least `min`; 400 with what was wrong otherwise. */
+function integerParam(query: URLSearchParams, name: string, min: number): number | undefined {
+  const raw = query.get(name);
+  if (raw === null) return undefined;
+  const value = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new TwinInputError(400, `${name} must be an integer of at least ${min}`);
+  return value;
+}
+
 function validate<T>(schema: Joi.Schema, value: unknown): T {
   const { error, value: out } = schema.validate(value ?? {}, { abortEarly: true });
   if (error) throw new TwinInputError(400, error.message);
@@ -61,10 +71,10 @@ export async function routeAdmin(
       await deps.applySeed(deps.factory.validateSeed(body));
       return ok({ seeded: true });
     case 'GET /requests': {
-      const limit = Number(query.get('limit') ?? '500');
-      if (!Number.isInteger(limit) || limit < 1)
-        throw new TwinInputError(400, 'limit must be a positive integer');
-      return ok({ requests: deps.log.list(limit) });
+      const limit = integerParam(query, 'limit', 1) ?? deps.log.capacity;
+      const after = integerParam(query, 'after', 0);
+      const before = integerParam(query, 'before', 1);
+      return ok(deps.log.page({ after, before, limit }));
     }
     case 'DELETE /requests':
       deps.log.clear();

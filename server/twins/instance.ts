@@ -16,7 +16,7 @@ import {
 } from './http.ts';
 import { writeInstance } from './persistence.ts';
 import { redactBody, redactPath } from './redact.ts';
-import { RequestLog } from './request-log.ts';
+import { correlationOf, RequestLog } from './request-log.ts';
 import { assertSafeFormKey, parseJsonSafe, screenRequest } from './safe-json.ts';
 import { randomToken, tokenMatchesHash } from './secrets.ts';
 
@@ -224,6 +224,7 @@ export class TwinInstance {
       request_body: redactBody(body.toString('utf8'), req.headers['content-type'] ?? '', known),
       response_body: redactBody(out.toString('utf8'), response.headers.get('content-type') ?? '', known),
       ...(faultLabel ? { fault: faultLabel } : {}),
+      ...correlationOf(req.headers),
     });
     // OAuth authorize (a GET) also creates state: a pending code.
     if (read && (method !== 'GET' || pathname.startsWith('/login/oauth'))) this.scheduleSave();

@@ -1,6 +1,10 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
 /** A bounded in-memory log of the vendor-API requests an instance served (admin API: GET /requests). */
 export interface RequestLogEntry {
+  /** 1, 2, 3... in the order the requests were answered; starts again at 1 when the instance restarts. */
   id: number;
+  /** When the answer was sent. */
   at: string;
   method: string;
   path: string;
@@ -10,13 +14,57 @@ export interface RequestLogEntry {
   response_body: unknown;
   /** Set when the response came from fault injection instead of the twin. */
   fault?: string;
+  /**
+   * The router's `x-twinbox-request-id` when the caller sent one: Twinbox's router sets it on what it
+   * forwards, and an app that passes it on to the twins lets the timeline tie its calls to the request
+   * that made them.
+   */
+  request_id?: string;
+  /** The W3C `traceparent` header, when the caller sent one (apps with tracing pass it on). */
+  traceparent?: string;
+}
+
+/**
+ * The router's request id header (server/router/headers.ts REQUEST_ID_HEADER). Spelt out here because
+ * twins run in the pod process, which has no business loading the router.
+ */
+export const REQUEST_ID_HEADER = 'x-twinbox-request-id';
+
+/** Ids and trace contexts are short tokens; anything else is not one, and is not kept. */
+const CORRELATION_VALUE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The correlation headers of a request, as the log keeps them (absent or malformed: not kept). */
+export function correlationOf(
+  headers: IncomingHttpHeaders,
+): Pick<RequestLogEntry, 'request_id' | 'traceparent'> {
+  const out: Pick<RequestLogEntry, 'request_id' | 'traceparent'> = {};
+  const requestId = headers[REQUEST_ID_HEADER];
+  if (typeof requestId === 'string' && CORRELATION_VALUE.test(requestId)) out.request_id = requestId;
+  const traceparent = headers.traceparent;
+  if (typeof traceparent === 'string' && CORRELATION_VALUE.test(traceparent)) out.traceparent = traceparent;
+  return out;
+}
+
+/** What GET /requests asks for: entries after and/or before an id, at most `limit` of them. */
+export interface RequestLogQuery {
+  after?: number;
+  before?: number;
+  limit?: number;
+}
+
+export interface RequestLogPage {
+  requests: RequestLogEntry[];
+  /** More entries match beyond this page (later ones with `after`, earlier ones otherwise). */
+  has_more: boolean;
+  /** The id of the newest entry in the whole log (0 when empty): a client sees a restart when it drops. */
+  last_id: number;
 }
 
 export class RequestLog {
   private entries: RequestLogEntry[] = [];
   private nextId = 1;
 
-  constructor(private readonly capacity = 500) {}
+  constructor(readonly capacity = 500) {}
 
   add(entry: Omit<RequestLogEntry, 'id'>): void {
     this.entries.push({ id: this.nextId++, ...entry });
@@ -27,7 +75,38 @@ export class RequestLog {
     return this.entries.slice(-limit);
   }
 
+  /**
+   * Entries oldest first. With `after`, the first `limit` entries whose id is above it (a client
+   * following the log asks with the last id it has); otherwise the last `limit` below `before` (or the
+   * newest), so paging back goes `before=<first id of the page>`.
+   */
+  page({ after, before, limit = this.capacity }: RequestLogQuery): RequestLogPage {
+    // Ids grow with the position, so the bounds are found by binary search, not by a scan.
+    const from = after === undefined ? 0 : this.indexAbove(after);
+    const to = before === undefined ? this.entries.length : this.indexAbove(before - 1);
+    const span = Math.max(0, to - from);
+    const take = Math.min(span, limit);
+    const start = after === undefined ? to - take : from;
+    return {
+      requests: this.entries.slice(start, start + take),
+      has_more: span > take,
+      last_id: this.entries.at(-1)?.id ?? 0,
+    };
+  }
+
   clear(): void {
     this.entries = [];
+  }
+
+  /** Index of the first entry whose id is above `id`. */
+  private indexAbove(id: number): number {
+    let low = 0;
+    let high = this.entries.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.entries[mid]!.id > id) high = mid;
+      else low = mid + 1;
+    }
+    return low;
   }
 }
