@@ -22,7 +22,7 @@ export interface CommentView {
     | 'created_at'
     | 'blocked_egress'
   > | null;
-  /** Base URL of Twinbox's API, for the logs link. */
+  /** Base URL of Twinbox, for the link to the sandbox's page. */
   publicUrl: string;
 }
 
@@ -39,7 +39,7 @@ export function renderComment(view: CommentView): string {
   if (!sandbox) {
     lines.push(`### Twinbox: no sandbox for ${commit}`, '', notice?.text ?? 'Nothing deployed yet.');
   } else {
-    const logs = `${view.publicUrl}/sandboxes/${sandbox.id}/logs`;
+    const page = `${view.publicUrl}/dashboard/sandboxes/${sandbox.id}`;
     switch (sandbox.status) {
       case 'queued':
       case 'building':
@@ -47,6 +47,8 @@ export function renderComment(view: CommentView): string {
           `### Twinbox: deploying ${commit}`,
           '',
           `Sandbox \`${sandbox.id}\` is **${sandbox.status}**. This comment is updated when it is ready.`,
+          '',
+          `Follow the deploy log live on the [sandbox page](${page}).`,
         );
         break;
       case 'ready': {
@@ -58,7 +60,12 @@ export function renderComment(view: CommentView): string {
         } else {
           lines.push('No twins attached.');
         }
-        lines.push('', `Expires at ${sandbox.expires_at} · commit ${commit} · sandbox \`${sandbox.id}\``);
+        lines.push(
+          '',
+          `[Sandbox page](${page}): logs, twins and the timeline of what the app did to them.`,
+          '',
+          `Expires at ${sandbox.expires_at} · commit ${commit} · sandbox \`${sandbox.id}\``,
+        );
         break;
       }
       case 'failed':
@@ -69,7 +76,7 @@ export function renderComment(view: CommentView): string {
           (sandbox.error ?? 'unknown error').replace(/```/g, "'''"),
           '```',
           '',
-          `Logs: \`GET ${logs}\` (with your Twinbox API key). Push a commit or comment \`/twinbox deploy\` to try again.`,
+          `Logs: [sandbox page](${page}). Push a commit or comment \`/twinbox deploy\` to try again.`,
         );
         break;
       case 'expired':

@@ -60,7 +60,8 @@ export async function postDeploymentState(
 ): Promise<void> {
   const [owner, repo] = rec.repo.split('/') as [string, string];
   const octokit = await deps.auth(rec.installation_id);
-  const logs = sandbox ? `${deps.publicUrl()}/sandboxes/${sandbox.id}/logs` : undefined;
+  // The sandbox's dashboard page: live status, logs, twins and timeline (GitHub's "View logs" link).
+  const logs = sandbox ? `${deps.publicUrl()}/dashboard/sandboxes/${sandbox.id}` : undefined;
   try {
     await octokit.rest.repos.createDeploymentStatus({
       owner,

@@ -44,3 +44,17 @@ t.test('no blocked calls, no warning', async (t) => {
   t.notMatch(renderComment(ready([])), /Warning/);
   t.notMatch(renderComment(ready(undefined)), /Warning/);
 });
+
+t.test(
+  "the comment links the sandbox's dashboard page while deploying, when ready and when failed",
+  async (t) => {
+    const page = 'http://twinbox.test/dashboard/sandboxes/00000000-0000-4000-8000-000000000001';
+    const view = ready([]);
+    t.match(renderComment(view), `[Sandbox page](${page})`);
+    const deploying = renderComment({ ...view, sandbox: { ...view.sandbox!, status: 'building' } });
+    t.match(deploying, `[sandbox page](${page})`);
+    const failed = renderComment({ ...view, sandbox: { ...view.sandbox!, status: 'failed', error: 'boom' } });
+    t.match(failed, `Logs: [sandbox page](${page})`);
+    t.notMatch(failed, '/logs`', 'no longer points at the JSON API');
+  },
+);

@@ -129,6 +129,12 @@ t.test(
       'in_progress then success',
     );
     t.equal(deployments[0]!.statuses[0]!.environment_url, sandbox!.app_url);
+    t.match(
+      deployments[0]!.statuses[0]!.log_url,
+      new RegExp(`^http://[^/]+/dashboard/sandboxes/${sandbox!.id}$`),
+      "View logs opens the sandbox's page",
+    );
+    t.match(first.body, `/dashboard/sandboxes/${sandbox!.id})`, 'the comment links the sandbox page');
 
     // A push: the twin moves the PR head and delivers pull_request.synchronize, as GitHub does.
     const pushed = await gh.pushFiles({
