@@ -1,0 +1,444 @@
+/**
+ * Twin responses checked against the vendors' own API descriptions (issue 13).
+ *
+ * Each twin keeps a trimmed copy of its vendor's description in `server/twins/<twin>/vendor-schema/`
+ * (`openapi.json`, produced by `vendor-schema-trim.ts` from the full description named in `source.json`).
+ * `checkResponse` finds the operation a request hit and validates the response body against the schema the
+ * vendor documents for that status. `vendorFetch` wraps `fetch` with that check; the SDK clients the twin
+ * tests use (`githubClient`, `slackClient`, and any SDK given `vendorFetch`) send every call through it, so
+ * a response with a missing required field or a wrong type fails the SDK call and with it the test.
+ *
+ * Set `VENDOR_SCHEMA_MODE=record` to record without failing (to measure a twin before fixing it) and
+ * `VENDOR_SCHEMA_REPORT=<file>` to append one JSON line per checked response; `vendor-schema-report.ts`
+ * sums such a file up.
+ */
+import { appendFileSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { Octokit } from '@octokit/rest';
+import { WebClient, type WebClientOptions } from '@slack/web-api';
+
+export type VendorTwin = string;
+
+/** How a twin's vendor answers, beyond what its description says (kept in its `source.json`). */
+export interface CheckRules {
+  /** Prefix of every API path on the twin that the description's paths leave out (Slack: `/api`). */
+  base_path?: string;
+  /** Operations are named by path only: the vendor takes GET and POST alike (Slack's Web API). */
+  any_method?: boolean;
+  /** A JSON pointer to the schema of errors at a status the operation does not list (GitHub: basic-error). */
+  error_schema?: string;
+  /** A body with `ok: false` is checked against this response (Slack documents its errors as `default`). */
+  ok_false_response?: string;
+  /** Paths outside the API description (OAuth web pages, archive downloads): not checked, and counted as such. */
+  unchecked_paths?: string[];
+}
+
+export interface VendorSource {
+  vendor: string;
+  check?: CheckRules;
+  operations: string[];
+  [key: string]: unknown;
+}
+
+export interface CheckInput {
+  method: string;
+  /** A concrete path (`/repos/octocat/shop`, query allowed) or a template (`/repos/{owner}/{repo}`). */
+  path: string;
+  status: number;
+  /** Parsed JSON, a string for other bodies, undefined for an empty body. */
+  body: unknown;
+  /** The client followed a redirect: the body is the target's, only the redirect itself is checked. */
+  redirected?: boolean;
+}
+
+export interface CheckResult {
+  twin: string;
+  /** `GET /repos/{owner}/{repo}` (Slack: `/chat.postMessage`), or undefined when no operation matched. */
+  operation?: string;
+  status: number;
+  /** The response the twin gave was a success (2xx, and for Slack `ok: true`). */
+  success: boolean;
+  valid: boolean;
+  /** The request was to a path listed in `unchecked_paths`. */
+  unchecked?: boolean;
+  errors: string[];
+}
+
+export class VendorSchemaError extends Error {
+  override name = 'VendorSchemaError';
+  constructor(readonly result: CheckResult) {
+    super(
+      `${result.twin} ${result.operation ?? '(unknown operation)'} → ${result.status}: the response does not ` +
+        `match the vendor's description:\n  ${result.errors.join('\n  ')}`,
+    );
+  }
+}
+
+// ajv-formats is CommonJS: under Node's ESM loader its plugin is the module's `default` export.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Operation {
+  method: string;
+  template: string;
+  regex: RegExp;
+  /** Literal segments first: `/pulls/{n}/merge` beats `/pulls/{n}/{x}`. */
+  literals: number;
+  /** JSON pointer of the operation object in the document. */
+  pointer: string;
+  responses: Record<string, unknown>;
+}
+
+interface Loaded {
+  name: string;
+  source: VendorSource;
+  rules: CheckRules;
+  doc: Record<string, unknown>;
+  swagger2: boolean;
+  operations: Operation[];
+  ajv: Ajv;
+  validators: Map<string, ValidateFunction>;
+}
+
+const loaded = new Map<string, Loaded>();
+
+/** Where a twin's vendored description lives. */
+export function vendorSchemaDir(twin: string): string {
+  return `${ROOT}server/twins/${twin}/vendor-schema/`;
+}
+
+const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * OpenAPI 3.0 is not JSON Schema: `nullable: true` allows null beside the declared type (an `enum` then
+ * takes null too). Rewritten here so ajv honours it; every other keyword is kept as the vendor wrote it.
+ */
+export function toJsonSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(toJsonSchema);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    // `example(s)` are sample data, not schemas: copied untouched (a sample may well hold `nullable`).
+    out[key] = key === 'example' || key === 'examples' ? value : toJsonSchema(value);
+  }
+  if (out.nullable === true) {
+    delete out.nullable;
+    if (typeof out.type === 'string') {
+      out.type = [out.type, 'null'];
+      if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+      return out;
+    }
+    return { anyOf: [out, { type: 'null' }] };
+  }
+  if (out.nullable === false) delete out.nullable;
+  return out;
+}
+
+function load(twin: string): Loaded {
+  const cached = loaded.get(twin);
+  if (cached) return cached;
+  const dir = vendorSchemaDir(twin);
+  let source: VendorSource;
+  let raw: Record<string, unknown>;
+  try {
+    source = JSON.parse(readFileSync(`${dir}source.json`, 'utf8')) as VendorSource;
+    raw = JSON.parse(readFileSync(`${dir}openapi.json`, 'utf8')) as Record<string, unknown>;
+  } catch (error) {
+    throw new Error(`no vendored description for twin "${twin}" in ${dir}: ${(error as Error).message}`);
+  }
+  const doc = toJsonSchema(raw) as Record<string, unknown>;
+  // The vendors' documents carry OpenAPI-only keywords (`example`, `discriminator`, `x-github`, ...), which
+  // strict mode refuses; they are annotations, so strict is off. Types, required fields, enums, formats,
+  // `additionalProperties: false` and the combinators are all enforced.
+  const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+  addFormats(ajv);
+  // Formats the descriptions use that JSON Schema does not define.
+  ajv.addFormat('url', ajv.formats.uri as never);
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
+  });
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+  for (const free of ['double', 'float', 'binary', 'byte', 'timestamp', 'repo.nwo', 'unix-time', 'decimal']) {
+    ajv.addFormat(free, true);
+  }
+  ajv.addSchema(doc, `vendor:${twin}`);
+  const operations: Operation[] = [];
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  for (const [template, item] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!op || typeof op !== 'object' || !op.responses) continue;
+      const segments = template.split('/');
+      const regex = new RegExp(
+        `^${segments.map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+' : escapeRegex(s))).join('/')}$`,
+      );
+      operations.push({
+        method: method.toUpperCase(),
+        template,
+        regex,
+        literals: segments.filter((s) => s && !s.startsWith('{')).length,
+        pointer: `/paths/${escapePointer(template)}/${method}`,
+        responses: op.responses,
+      });
+    }
+  }
+  operations.sort((a, b) => b.literals - a.literals || a.template.length - b.template.length);
+  const entry: Loaded = {
+    name: twin,
+    source,
+    rules: source.check ?? {},
+    doc,
+    swagger2: typeof raw.swagger === 'string',
+    operations,
+    ajv,
+    validators: new Map(),
+  };
+  loaded.set(twin, entry);
+  return entry;
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The operation `method path` names: a template as written in the description, or a concrete path. */
+function findIn(spec: Loaded, method: string, rawPath: string): Operation | undefined {
+  let path = rawPath.split('?')[0] ?? rawPath;
+  const base = spec.rules.base_path ?? '';
+  if (base && path.startsWith(`${base}/`)) path = path.slice(base.length);
+  const m = method.toUpperCase();
+  const sameMethod = (op: Operation) => spec.rules.any_method || op.method === m;
+  const exact = spec.operations.find((op) => sameMethod(op) && op.template === path);
+  if (exact) return exact;
+  const matched = spec.operations.find((op) => sameMethod(op) && op.regex.test(path));
+  if (matched) return matched;
+  // A last parameter that holds slashes (`contents/{path}`, `compare/{basehead}`, `git/ref/{ref}`).
+  return spec.operations.find((op) => {
+    if (!sameMethod(op) || !/\{[^}]+\}$/.test(op.template)) return false;
+    const prefix = op.template.replace(/\{[^}]+\}$/, '');
+    const head = new RegExp(
+      `^${prefix
+        .split('/')
+        .map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+' : escapeRegex(s)))
+        .join('/')}.+$`,
+    );
+    return head.test(path);
+  });
+}
+
+/** The operation a request hits, as `METHOD template` (Slack: the method's path), or undefined. */
+export function findOperation(twin: string, method: string, path: string): string | undefined {
+  const spec = load(twin);
+  const op = findIn(spec, method, path);
+  return op && label(spec, op);
+}
+
+function label(spec: Loaded, op: Operation): string {
+  return spec.rules.any_method ? op.template : `${op.method} ${op.template}`;
+}
+
+/** Follows a `$ref` to another part of the same document, returning the target and its pointer. */
+function deref(spec: Loaded, node: unknown, pointer: string): { node: unknown; pointer: string } {
+  let current = node;
+  let at = pointer;
+  for (let hops = 0; hops < 10; hops++) {
+    const ref = (current as { $ref?: unknown } | undefined)?.$ref;
+    if (typeof ref !== 'string' || !ref.startsWith('#/')) break;
+    at = ref.slice(1);
+    current = at
+      .split('/')
+      .slice(1)
+      .reduce<unknown>(
+        (n, part) =>
+          (n as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')],
+        spec.doc,
+      );
+  }
+  return { node: current, pointer: at };
+}
+
+function validator(spec: Loaded, pointer: string): ValidateFunction {
+  let fn = spec.validators.get(pointer);
+  if (!fn) {
+    fn = spec.ajv.compile({ $ref: `vendor:${spec.name}#${pointer}` });
+    spec.validators.set(pointer, fn);
+  }
+  return fn;
+}
+
+function formatErrors(errors: ErrorObject[] | null | undefined): string[] {
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    const where = e.instancePath || '(body)';
+    const detail =
+      e.keyword === 'additionalProperties'
+        ? `has "${(e.params as { additionalProperty: string }).additionalProperty}", which the schema does not allow`
+        : e.keyword === 'enum'
+          ? `${e.message}: ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}`
+          : e.message;
+    seen.add(`${where} ${detail}`);
+    if (seen.size >= 12) break;
+  }
+  return [...seen];
+}
+
+/** The JSON schema pointer documented for a response (`content` of OpenAPI 3, `schema` of Swagger 2). */
+function schemaPointer(spec: Loaded, response: unknown, pointer: string): string | null | undefined {
+  const r = deref(spec, response, pointer);
+  const resp = r.node as { content?: Record<string, { schema?: unknown }>; schema?: unknown } | undefined;
+  if (!resp) return undefined;
+  if (spec.swagger2) return resp.schema ? `${r.pointer}/schema` : null;
+  if (!resp.content) return null;
+  const type = Object.keys(resp.content).find((t) => /json/i.test(t));
+  if (!type) return null;
+  return resp.content[type]?.schema ? `${r.pointer}/content/${escapePointer(type)}/schema` : null;
+}
+
+/** Checks one response against the twin's vendored description. Unknown operations are invalid. */
+export function checkResponse(twin: string, input: CheckInput): CheckResult {
+  const spec = load(twin);
+  const path = input.path.split('?')[0] ?? input.path;
+  const okFalse =
+    !!input.body && typeof input.body === 'object' && (input.body as { ok?: unknown }).ok === false;
+  const success = input.status >= 200 && input.status < 300 && !okFalse;
+  const result = (
+    valid: boolean,
+    errors: string[],
+    operation?: string,
+    unchecked?: boolean,
+  ): CheckResult => ({
+    twin,
+    ...(operation ? { operation } : {}),
+    status: input.status,
+    success,
+    valid,
+    ...(unchecked ? { unchecked } : {}),
+    errors,
+  });
+  if (spec.rules.unchecked_paths?.some((prefix) => path.startsWith(prefix))) {
+    return result(true, [], `${input.method.toUpperCase()} ${path}`, true);
+  }
+  const op = findIn(spec, input.method, path);
+  if (!op) {
+    return result(false, [
+      `${input.method.toUpperCase()} ${path} is not an operation of the vendored ${spec.source.vendor} description ` +
+        `(add it to ${vendorSchemaDir(twin)}source.json and run vendor-schema-trim.ts)`,
+    ]);
+  }
+  const name = label(spec, op);
+  const status = String(input.status);
+  let key: string | undefined;
+  if (okFalse && spec.rules.ok_false_response) key = spec.rules.ok_false_response;
+  else if (op.responses[status]) key = status;
+  else if (op.responses[`${status[0]}XX`]) key = `${status[0]}XX`;
+  let pointer: string | null | undefined;
+  if (key) pointer = schemaPointer(spec, op.responses[key], `${op.pointer}/responses/${escapePointer(key)}`);
+  else if (input.status >= 400 && spec.rules.error_schema)
+    pointer = spec.rules.error_schema.replace(/^#/, '');
+  else if (op.responses.default) {
+    pointer = schemaPointer(spec, op.responses.default, `${op.pointer}/responses/default`);
+  } else {
+    const listed = Object.keys(op.responses).join(', ');
+    return result(false, [`status ${status} is not documented for ${name} (documented: ${listed})`], name);
+  }
+  // A followed redirect: the status was documented; the body belongs to where it led.
+  if (input.redirected) return result(true, [], name);
+  if (pointer === undefined) return result(false, [`response ${key} of ${name} cannot be resolved`], name);
+  if (pointer === null) {
+    const empty = input.body === undefined || input.body === '';
+    const nonJson = typeof input.body === 'string';
+    // Documented without a JSON body: nothing to check unless the twin sent JSON where none is described.
+    return empty || nonJson || input.status >= 300
+      ? result(true, [], name)
+      : result(false, [`${name} documents no JSON body for ${status}, the twin sent one`], name);
+  }
+  if (input.body === undefined) return result(false, [`${name} → ${status} has an empty body`], name);
+  const validate = validator(spec, pointer);
+  return validate(input.body) ? result(true, [], name) : result(false, formatErrors(validate.errors), name);
+}
+
+/** Every check made in this process, in order (for tests and for the measurement report). */
+export const checked: CheckResult[] = [];
+
+function record(result: CheckResult): void {
+  checked.push(result);
+  const file = process.env.VENDOR_SCHEMA_REPORT;
+  if (file) appendFileSync(file, `${JSON.stringify(result)}\n`);
+}
+
+const enforcing = () => process.env.VENDOR_SCHEMA_MODE !== 'record';
+
+/** Checks a response and throws `VendorSchemaError` when it is invalid (unless recording only). */
+export function assertVendorResponse(twin: string, input: CheckInput): CheckResult {
+  const result = checkResponse(twin, input);
+  record(result);
+  if (!result.valid && enforcing()) throw new VendorSchemaError(result);
+  return result;
+}
+
+type Fetch = typeof globalThis.fetch;
+
+/**
+ * A `fetch` that checks every response against `twin`'s vendored description before the caller sees it.
+ * An invalid response rejects the call with `VendorSchemaError`, which the SDKs pass on (Octokit as the
+ * `cause` of its 500 RequestError, @slack/web-api as `original`), so the test fails on the line of the call.
+ */
+export function vendorFetch(twin: string, inner: Fetch = globalThis.fetch): Fetch {
+  load(twin);
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const response = await inner(input, init);
+    const contentType = response.headers.get('content-type') ?? '';
+    const bytes = Buffer.from(await response.clone().arrayBuffer());
+    let body: unknown = bytes.length ? bytes.toString('utf8') : undefined;
+    if (bytes.length && /json/i.test(contentType)) {
+      try {
+        body = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        // Not JSON although it says so: checked as text, which a JSON schema refuses.
+      }
+    }
+    assertVendorResponse(twin, {
+      method: request.method,
+      path: new URL(request.url).pathname,
+      status: response.status,
+      body,
+      redirected: response.redirected,
+    });
+    return response;
+  };
+}
+
+/** Octokit (the GitHub twin's official SDK) with every response checked against GitHub's description. */
+export function githubClient(options: { auth?: string; baseUrl: string }): Octokit {
+  return new Octokit({ ...options, request: { fetch: vendorFetch('github') } });
+}
+
+/**
+ * @slack/web-api's WebClient with every response checked against Slack's description. No retries (an
+ * injected fault or a schema failure reaches the test as it is) and rate limits are rejected.
+ */
+export function slackClient(token: string | undefined, options: WebClientOptions): WebClient {
+  return new WebClient(token, {
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    ...options,
+    fetch: vendorFetch('slack') as unknown as WebClientOptions['fetch'],
+  });
+}
+
+/** Whether an error an SDK raised carries a schema failure (see `vendorFetch`). */
+export function schemaFailureOf(error: unknown): VendorSchemaError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    if (current instanceof VendorSchemaError) return current;
+    const e = current as { cause?: unknown; original?: unknown };
+    current = e.original ?? e.cause;
+  }
+  return undefined;
+}
