@@ -1,3 +1,4 @@
+import type { RequestLogEntry } from './request-log.ts';
 import type { WebhookOutbox } from './webhooks.ts';
 
 /**
@@ -69,12 +70,34 @@ export interface TwinDriver {
   close(): Promise<void>;
 }
 
+/**
+ * A readable view of a twin's state for the dashboard's twin inspector: tables of plain text, which the
+ * page renders the same way for every twin (and escapes).
+ */
+export interface TwinSummary {
+  tables: Array<{
+    title: string;
+    columns: string[];
+    rows: string[][];
+    /** Rows left out to keep the page short (the newest are kept). */
+    omitted: number;
+  }>;
+}
+
 export interface TwinFactory {
   name: string;
   description: string;
   envVarNames: string[];
+  /** The state `GET /state` returns (the driver's snapshot), as tables; never throws on odd input. */
+  summarize?(state: unknown): TwinSummary;
   /** Validates a seed document; returns the normalised seed or throws TwinInputError. */
   validateSeed(seed: unknown): unknown;
   /** Starts a driver. `saved` is a previous `snapshot()` to restore instead of seeding. */
   create(opts: { baseUrl: string; seed: unknown; saved?: unknown }): Promise<TwinDriver>;
+  /**
+   * What a logged request changed in the twin's state, in one line ("customer cus_123 created"), for
+   * the sandbox timeline; undefined when it changed nothing (a read, a refusal). Twinbox calls it on
+   * entries read through the admin API, so it reads the entry only, never the twin.
+   */
+  describeChange?(entry: RequestLogEntry): string | undefined;
 }

@@ -110,3 +110,35 @@ export class RequestLog {
     return low;
   }
 }
+
+/** The method and path (no query) of a logged request that succeeded and may have changed state. */
+export function successfulMutation(entry: RequestLogEntry): { method: string; pathname: string } | undefined {
+  if (entry.status < 200 || entry.status > 299 || entry.fault) return undefined;
+  const method = entry.method.toUpperCase();
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return undefined;
+  return { method, pathname: entry.path.split('?')[0] ?? '/' };
+}
+
+/** A top-level field of a logged body (a JSON object, or form text as the log keeps it), as a string. */
+export function bodyField(body: unknown, name: string): string | undefined {
+  if (typeof body === 'string') {
+    // The log keeps form bodies decoded (redact.ts), so pairs are split by hand, on the first `=`.
+    for (const pair of body.split('&')) {
+      const eq = pair.indexOf('=');
+      if (eq > 0 && pair.slice(0, eq) === name) return pair.slice(eq + 1);
+    }
+    return undefined;
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const value = (body as Record<string, unknown>)[name];
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+    ? String(value)
+    : undefined;
+}
+
+/** A logged body that is a JSON object, else undefined. */
+export function bodyObject(body: unknown): Record<string, unknown> | undefined {
+  return body && typeof body === 'object' && !Array.isArray(body)
+    ? (body as Record<string, unknown>)
+    : undefined;
+}
