@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Deployer, DeployResult } from '../sandboxes/deployer.ts';
+import { DeployFailure, type Deployer, type DeployResult } from '../sandboxes/deployer.ts';
 import { vendorOf, type BlockedEgress } from '../sandboxes/egress.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
@@ -159,10 +159,14 @@ export class LocalDeployer implements Deployer {
         isolation: this.isolationLevel,
       };
     } catch (error) {
-      const message = signal.aborted ? 'deploy cancelled' : (error as Error).message;
-      log.note(`failed: ${message}`);
+      const failure = signal.aborted
+        ? new DeployFailure('deploy cancelled')
+        : error instanceof DeployFailure
+          ? error
+          : twinboxFault(error);
+      log.note(`failed: ${failure.message}`);
       await this.release(sandbox.id, { closeLog: false });
-      throw new Error(message);
+      throw failure;
     }
   }
 
@@ -354,6 +358,17 @@ export class LocalDeployer implements Deployer {
     await Promise.allSettled([...this.releasing.values()]);
     await this.opts.pods.close();
   }
+}
+
+/**
+ * A deploy error that is not the sandbox's fault, as the lifecycle logs it: the message and the stack of
+ * where it happened, without the error's other fields (an HTTP client's error carries its request).
+ */
+function twinboxFault(error: unknown): Error {
+  if (!(error instanceof Error)) return new Error(String(error));
+  const fault = new Error(error.message);
+  fault.stack = error.stack;
+  return fault;
 }
 
 export type { LogSink };

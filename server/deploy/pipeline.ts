@@ -1,5 +1,6 @@
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DeployFailure } from '../sandboxes/deployer.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import type { LogSink } from './logs.ts';
 import type { GroupProcess } from './processes.ts';
@@ -69,9 +70,13 @@ export const DEPLOY_STEPS: DeployStep[] = [
   {
     name: 'source',
     async run(ctx, runner) {
-      const source = await runner.source.resolve(ctx.sandbox, ctx.signal);
+      // The fetcher words every failure for the sandbox's `error` (not found, too large, host down).
+      const failure = (error: Error) => {
+        throw ctx.signal.aborted ? error : new DeployFailure(error.message);
+      };
+      const source = await runner.source.resolve(ctx.sandbox, ctx.signal).catch(failure);
       ctx.log.note(`source: ${source.describe} at ${source.sha}`);
-      const files = await runner.source.fetch(source, ctx.workspace, ctx.signal);
+      const files = await runner.source.fetch(source, ctx.workspace, ctx.signal).catch(failure);
       ctx.log.note(`source: ${files} files`);
     },
   },
@@ -81,7 +86,7 @@ export const DEPLOY_STEPS: DeployStep[] = [
       try {
         ctx.profile = await readProfile(ctx.workspace);
       } catch (error) {
-        if (error instanceof ProfileError) throw new Error(`Runtime profile: ${error.message}`);
+        if (error instanceof ProfileError) throw new DeployFailure(`Runtime profile: ${error.message}`);
         throw error;
       }
       const p = ctx.profile;
@@ -119,7 +124,7 @@ export const DEPLOY_STEPS: DeployStep[] = [
     async run(ctx, runner) {
       if (!ctx.profile!.install) return;
       await runner.install(ctx).catch((error: Error) => {
-        throw new Error(`Install failed: ${error.message} ${ctx.logsHint}`);
+        throw new DeployFailure(`Install failed: ${error.message} ${ctx.logsHint}`);
       });
     },
   },
@@ -129,7 +134,7 @@ export const DEPLOY_STEPS: DeployStep[] = [
       const build = ctx.profile!.build;
       if (!build) return;
       await runner.run(ctx, 'build', build).catch((error: Error) => {
-        throw new Error(`Build failed: ${error.message} ${ctx.logsHint}`);
+        throw new DeployFailure(`Build failed: ${error.message} ${ctx.logsHint}`);
       });
     },
   },
@@ -143,9 +148,9 @@ export const DEPLOY_STEPS: DeployStep[] = [
       await runner.waitHealthy(ctx, port).catch((error: Error) => {
         const reason = error.message;
         if (reason.startsWith('the app exited'))
-          throw new Error(`App crashed on start: ${reason} before answering HTTP ${ctx.logsHint}`);
+          throw new DeployFailure(`App crashed on start: ${reason} before answering HTTP ${ctx.logsHint}`);
         if (reason.startsWith('timed out'))
-          throw new Error(
+          throw new DeployFailure(
             `Health check failed: the app did not answer GET ${profile.healthPath} on ${profile.portVariable}=${port} ` +
               `${reason.slice('timed out '.length)} ${ctx.logsHint}`,
           );

@@ -10,6 +10,18 @@ export interface DeployResult {
 }
 
 /**
+ * A deploy that failed because of what was deployed (its source, profile, install, build or the app
+ * itself), not because of Twinbox. Its message is the sandbox's `error`; Twinbox's log gets one line
+ * without a stack, which would only point into Twinbox and mislead. Any other error is Twinbox's own.
+ */
+export class DeployFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeployFailure';
+  }
+}
+
+/**
  * The seam between the sandbox lifecycle and whatever really runs a sandbox (twins, source, app).
  * `deploy` must stop early and release what it started when `signal` aborts; `teardown` must be
  * idempotent, since it is also called for sandboxes that never got far.

@@ -3,7 +3,7 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.ts';
 import type { SandboxRecord, SandboxStatus } from '../store/records.ts';
-import type { Deployer } from './deployer.ts';
+import { DeployFailure, type Deployer } from './deployer.ts';
 import { ACTIVE_STATUSES, canTransition, IllegalTransitionError, LIVE_STATUSES } from './states.ts';
 
 export type EndReason = 'expired' | 'deleted';
@@ -133,7 +133,10 @@ export class SandboxLifecycle extends EventEmitter<{
     } catch (error) {
       if (controller.signal.aborted) return;
       const message = error instanceof Error ? error.message : String(error);
-      this.logger.warn({ sandbox_id: id, err: error }, 'deploy failed');
+      // The sandbox's own failure (its repo, build or app) is told in one line by fail(); a stack is
+      // kept for faults of Twinbox, where it says where to look.
+      if (!(error instanceof DeployFailure))
+        this.logger.error({ sandbox_id: id, err: error }, 'deploy failed: an error in Twinbox');
       await this.fail(id, message);
     } finally {
       this.running.delete(id);
@@ -143,7 +146,11 @@ export class SandboxLifecycle extends EventEmitter<{
   private async fail(id: string, error: string): Promise<void> {
     try {
       const failed = await this.transition(id, 'failed', { error });
-      if (failed) await this.release(failed);
+      if (failed) {
+        // One line a failure, whatever failed; the error text already points at the sandbox's log.
+        this.logger.warn({ sandbox_id: id }, `sandbox ${id} failed: ${error}`);
+        await this.release(failed);
+      }
     } catch (cause) {
       if (!(cause instanceof IllegalTransitionError)) throw cause;
     }
