@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 
@@ -105,7 +105,19 @@ interface PackageJson {
   devDependencies?: Record<string, string>;
 }
 
-/** What the files say when no twinbox.yml does. Order: Procfile's `web:` wins for start, package.json for the rest. */
+/** README, README.md, readme.txt...: the names GitHub shows as a repository's front page. */
+const README = /^readme(\.(md|markdown|txt|rst))?$/i;
+
+async function hasReadme(dir: string): Promise<boolean> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.some((entry) => entry.isFile() && README.test(entry.name));
+}
+
+/**
+ * What the files say when no twinbox.yml does. Order: Procfile's `web:` wins for start, package.json for
+ * the rest. A repository of documents only (a README, nothing to run) is served as a static site whose
+ * index shows the README and the files, so the smallest repository still deploys.
+ */
 async function detect(dir: string): Promise<Detected | undefined> {
   let detected: Detected | undefined;
   const pkgText = await readText(join(dir, 'package.json'));
@@ -137,7 +149,7 @@ async function detect(dir: string): Promise<Detected | undefined> {
       start: scripts.start ?? (main ? `node ${shellQuote(main)}` : null),
       dependencies,
     };
-  } else if (existsSync(join(dir, 'index.html'))) {
+  } else if (existsSync(join(dir, 'index.html')) || (await hasReadme(dir))) {
     detected = {
       kind: 'static',
       install: null,
@@ -165,7 +177,7 @@ function shellQuote(text: string): string {
 
 /**
  * Reads how to run the app in `dir`: `.github/twinbox.yml` where present (its keys win), else what the files
- * show (package.json, index.html, Procfile). Throws ProfileError with a text fit for the sandbox's `error`.
+ * show (package.json, index.html, Procfile, a README). Throws ProfileError with a text fit for the sandbox's `error`.
  */
 export async function readProfile(dir: string): Promise<RuntimeProfile> {
   const config = await readConfig(dir);
@@ -175,7 +187,7 @@ export async function readProfile(dir: string): Promise<RuntimeProfile> {
     throw new ProfileError(
       detected?.kind === 'node'
         ? 'No way to start the app: package.json has no "start" script and no "main", and there is no Procfile.'
-        : `No runtime profile: add ${PROFILE_PATH} with a "start" command, or a package.json, index.html or Procfile.`,
+        : `No runtime profile: add ${PROFILE_PATH} with a "start" command, or a package.json, index.html, README or Procfile.`,
     );
   }
   const kind = detected?.kind;

@@ -101,7 +101,10 @@ t.test('profile detection', async (t) => {
     twins: ['stripe'],
     env: { MODE: 'demo', N: '3' },
   });
-  await t.rejects(readProfile(await dir({ 'README.md': 'x' })), /No runtime profile/);
+  // Documents only: served as a static site whose index shows the README (octocat/Hello-World).
+  t.match(await readProfile(await dir({ README: 'Hello World!' })), { source: 'static', staticSite: true });
+  t.match(await readProfile(await dir({ 'docs.md': 'x', 'readme.MD': 'x' })), { source: 'static' });
+  await t.rejects(readProfile(await dir({ 'notes.txt': 'x' })), /No runtime profile/);
   await t.rejects(readProfile(await dir({ '.github/twinbox.yml': 'start: [1' })), /not valid YAML/);
   await t.rejects(readProfile(await dir({ '.github/twinbox.yml': 'start: x\nbogus: 1' })), /bogus/);
 });

@@ -122,7 +122,13 @@ t.test('failures end failed with a useful error and leave nothing running', asyn
       'build-fails': app('node server.js', { build: 'echo compiling; exit 3' }),
       crashes: app('node -e "process.exit(2)"'),
       'never-answers': app('node -e "setInterval(() => {}, 1000)"'),
-      'no-profile': { 'package.json': null, 'server.js': null, 'notes.txt': 'nothing to run' },
+      // The twin puts a README.md into every new repository; without it too there is nothing to serve.
+      'no-profile': {
+        'package.json': null,
+        'server.js': null,
+        'README.md': null,
+        'notes.txt': 'nothing to run',
+      },
     },
   });
   const tb = await deployingTwinbox(t, gh, { TWINBOX_HEALTH_TIMEOUT_MS: '1500' });
