@@ -13,6 +13,7 @@ import {
   runPipeline,
   type DeployContext,
   type DeployRunner,
+  type StepObserver,
   type StepTimings,
 } from './pipeline.ts';
 import type { Pod, PodManager } from './pods.ts';
@@ -70,6 +71,8 @@ export class LocalDeployer implements Deployer {
   onCrash: (sandboxId: string, error: string) => void = () => {};
   /** Called when a sandbox's code tried to reach something it may not (docs/security.md). */
   onBlockedEgress: (sandboxId: string, blocked: BlockedEgress[]) => void = () => {};
+  /** Called as each deploy step starts and ends (the composition root points it at the timeline). */
+  onStep: (sandboxId: string, ...step: Parameters<StepObserver>) => void = () => {};
 
   constructor(private readonly opts: LocalDeployerOptions) {
     this.logs = new SandboxLogs(join(opts.dataDir, 'logs'), opts.logBytes, opts.logFileBytes);
@@ -124,6 +127,7 @@ export class LocalDeployer implements Deployer {
       logsHint: `(see GET /sandboxes/${sandbox.id}/logs)`,
       seeds: {},
       readOnly: [],
+      onStep: (...step) => this.onStep(sandbox.id, ...step),
     };
     try {
       log.note(`deploying ${sandbox.repo} ${sandbox.pr_url ?? `branch ${sandbox.branch}`}`);

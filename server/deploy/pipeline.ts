@@ -13,11 +13,20 @@ export type StepTimings = Partial<
   Record<'source' | 'twins' | 'profile' | 'install' | 'build' | 'start' | 'health' | 'total', number>
 >;
 
+/** Told when each deploy step starts and ends (the sandbox timeline records it); `error` on failure. */
+export type StepObserver = (
+  step: DeployStep['name'],
+  phase: 'started' | 'finished' | 'failed',
+  durationMs?: number,
+  error?: string,
+) => void;
+
 /** Everything one deploy has learnt so far; each step reads what earlier ones wrote. */
 export interface DeployContext {
   sandbox: SandboxRecord;
   signal: AbortSignal;
   log: LogSink;
+  onStep?: StepObserver;
   workspace: string;
   /** Appended to error texts that have more in the log. */
   logsHint: string;
@@ -170,8 +179,14 @@ export async function runPipeline(
   const began = Date.now();
   for (const step of steps) {
     const start = Date.now();
+    ctx.onStep?.(step.name, 'started');
     try {
       await step.run(ctx, runner);
+      ctx.onStep?.(step.name, 'finished', Date.now() - start);
+    } catch (error) {
+      const reason = ctx.signal.aborted ? 'deploy cancelled' : (error as Error).message;
+      ctx.onStep?.(step.name, 'failed', Date.now() - start, reason);
+      throw error;
     } finally {
       timings[step.name] = (timings[step.name] ?? 0) + (Date.now() - start);
       if (ctx.signal.aborted) throw new Error('deploy cancelled');

@@ -2,6 +2,8 @@
 export { parseSandboxHost, sandboxHosts, type SandboxHost, type SandboxHosts } from './hosts.ts';
 export {
   attachRouter,
+  type ForwardedRequest,
+  type ForwardObserver,
   type Router,
   type RouterOptions,
   type RouteTarget,

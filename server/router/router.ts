@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, ServerResponse, STATUS_CODES, type IncomingMessage } from 'node:http';
+import {
+  Agent,
+  ServerResponse,
+  STATUS_CODES,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { Server as HapiServer } from '@hapi/hapi';
@@ -46,6 +52,25 @@ export interface SandboxEndpoints {
   stateOf(sandboxId: string): SandboxState;
 }
 
+/** A request the router forwards to a sandbox's app or twin, as an observer (the timeline) sees it. */
+export interface ForwardedRequest {
+  sandboxId: string;
+  target: RouteTarget;
+  /** The `x-twinbox-request-id` the backend receives. */
+  requestId: string;
+  method: string;
+  /** Path and query as the client sent them. */
+  url: string;
+  /** The headers as forwarded (Twinbox's credentials already taken out). */
+  headers: IncomingHttpHeaders;
+  startedAt: number;
+}
+
+/** Told of each forwarded request as it starts; the function it returns is called once it is over. */
+export type ForwardObserver = (
+  request: ForwardedRequest,
+) => (outcome: { status: number | undefined; endedAt: number }) => void;
+
 export interface RouterOptions {
   /** `TWINBOX_SANDBOX_DOMAIN` (config `sandboxDomain`). */
   domain: string;
@@ -53,6 +78,8 @@ export interface RouterOptions {
   logger: Logger;
   /** `TWINBOX_ADMIN_TOKEN`, so that too is never forwarded to a sandbox. */
   adminToken?: string;
+  /** Hears of every request forwarded to an app or twin (WebSocket tunnels excepted). */
+  observe?: ForwardObserver;
 }
 
 export interface Router {
@@ -196,6 +223,20 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
       upgrade: false,
       isTwinboxCredential,
     });
+    const over = options.observe?.({
+      sandboxId: host.id,
+      target: host.twin ? { kind: 'twin', name: host.twin } : { kind: 'app' },
+      requestId,
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: req.headers,
+      startedAt: Date.now(),
+    });
+    // `close` comes once the response is sent or the client went away; no status means no answer reached it.
+    if (over)
+      res.once('close', () =>
+        over({ status: res.headersSent ? res.statusCode : undefined, endedAt: Date.now() }),
+      );
     proxy.web(req, res, { target: backend(decision.socketPath) }, (error) => {
       logger.warn(
         { err: error, sandbox_id: host.id, twin: host.twin, request_id: requestId },

@@ -19,6 +19,8 @@ export class NotLiveError extends Error {}
 export class SandboxLifecycle extends EventEmitter<{
   change: [SandboxRecord];
   extended: [SandboxRecord, number];
+  /** A ready app died on its own: the sandbox id and the error, before the sandbox is failed. */
+  crashed: [string, string];
 }> {
   private readonly queue: PQueue;
   private readonly running = new Map<string, AbortController>();
@@ -87,6 +89,7 @@ export class SandboxLifecycle extends EventEmitter<{
 
   /** A ready app died on its own (the deployer saw it exit): the sandbox fails and its resources go. */
   async markFailed(id: string, error: string): Promise<void> {
+    this.emit('crashed', id, error);
     await this.fail(id, error);
   }
 
