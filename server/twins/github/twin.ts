@@ -22,6 +22,7 @@ import { handleOAuth } from './oauth.ts';
 import { applyIssuesAndPulls } from './issues-seed.ts';
 import { pushFiles, type EngineCall } from './repo-files.ts';
 import { engineSeed, repoSchema, validateGitHubSeed, type FileContent, type GitHubSeed } from './seed.ts';
+import { summarizeGitHub } from './summary.ts';
 import { describeGitHubChange } from './changes.ts';
 
 const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
@@ -428,6 +429,7 @@ export const githubTwin: TwinFactory = {
   description:
     'GitHub REST API (repos and contents, branches, pulls, issue comments, deployments, checks, OAuth, GitHub Apps, webhooks, tarballs)',
   envVarNames: ['GITHUB_TOKEN', 'GITHUB_API_URL', 'GITHUB_SERVER_URL', 'GITHUB_WEBHOOK_SECRET'],
+  summarize: summarizeGitHub,
   validateSeed: validateGitHubSeed,
   describeChange: describeGitHubChange,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {

@@ -17,6 +17,7 @@ import { json } from '../http.ts';
 import { assertSafeKeys, screenRequest } from '../safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
+import { summarizeSlack } from './summary.ts';
 import { describeSlackChange } from './changes.ts';
 
 interface SlackSeed {
@@ -427,6 +428,7 @@ export const slackTwin: TwinFactory = {
   description:
     'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine',
   envVarNames: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL'],
+  summarize: summarizeSlack,
   validateSeed: validateSlackSeed,
   describeChange: describeSlackChange,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {

@@ -14,6 +14,7 @@ import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhoo
 import { StripeApi, StripeError, emptyStripeState, type StripeObject, type StripeState } from './api.ts';
 import { cardOutcome, magicCardNumber } from './cards.ts';
 import { FormError, parseForm, type FormObject } from './form.ts';
+import { summarizeStripe } from './summary.ts';
 import { describeStripeChange } from './changes.ts';
 
 interface StripeCustomerSeed {
@@ -494,6 +495,7 @@ export const stripeTwin: TwinFactory = {
     'STRIPE_API_PORT',
     'STRIPE_API_PROTOCOL',
   ],
+  summarize: summarizeStripe,
   validateSeed: validateStripeSeed,
   describeChange: describeStripeChange,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
