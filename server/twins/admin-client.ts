@@ -147,6 +147,9 @@ export class TwinAdminClient {
   addFault(rule: Omit<FaultRule, 'id'>): Promise<FaultRule> {
     return this.request('POST', '/faults', rule);
   }
+  faults(): Promise<{ faults: FaultRule[] }> {
+    return this.request('GET', '/faults');
+  }
   clearFaults(): Promise<unknown> {
     return this.request('DELETE', '/faults');
   }
