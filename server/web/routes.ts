@@ -4,10 +4,23 @@ import type { ApiKeys } from '../auth/api-keys.ts';
 import type { Store } from '../store/store.ts';
 import type { EmailAuth } from '../identity/email-auth.ts';
 import { SESSION_COOKIE } from '../identity/cookies.ts';
-import { Html, html } from './html.ts';
-import { csrfField, type PageOptions } from './layout.ts';
+import { notFound } from '../errors.ts';
+import type { PageOptions } from './layout.ts';
 import { render } from './respond.ts';
 import { safeNext, type SignedIn, type WebSessions } from './session.ts';
+import {
+  apiKeysPage,
+  codePage,
+  errorBox,
+  integrationsPage,
+  loginPage,
+  newKeyNotice,
+  notice,
+  queryBanner,
+  revokeConfirmPage,
+  revokedNotice,
+  signupPage,
+} from './identity-views.ts';
 
 export interface WebRoutesOptions {
   emailAuth: EmailAuth;
@@ -16,65 +29,52 @@ export interface WebRoutesOptions {
   web: WebSessions;
 }
 
+/** A text field of a posted form; anything else (absent, repeated, not text) is empty. */
+function field(request: Request, name: string): string {
+  const value = (request.payload as Record<string, unknown> | null)?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+/** A refusal of the identity service (bad address, wrong code, 409, 429) shown on the page it came from. */
+function refusal(error: unknown): { status: number; detail: string } {
+  if (Boom.isBoom(error) && error.output.statusCode < 500) {
+    return { status: error.output.statusCode, detail: error.message };
+  }
+  throw error;
+}
+
 /**
- * The identity pages: /login, /integrations, /settings/api-keys, /logout. Every value shown is escaped by
- * the `html` template. Forms POST to this server; each POST is checked by `web.checkForm` (same-site
- * origin, and the session's form token once signed in).
+ * The identity pages: sign up, sign in (e-mail code; GitHub links to /auth/github/login), sign out,
+ * integrations and API keys. Handlers are thin: EmailAuth and ApiKeys do the work, identity-views.ts
+ * the HTML. Every POST goes through `web.checkForm`/`web.requireForm` first (docs/web.md, "Security of the
+ * pages"); a successful form post answers 303 to a GET page, so a reload does not post again.
  */
 export const webRoutes: Plugin<WebRoutesOptions> = {
   name: 'twinbox-web',
   register(server, { emailAuth, apiKeys, store, web }) {
     const show = (h: ResponseToolkit, options: PageOptions, code = 200) => render(h, options, code);
-    const banner = (query: Record<string, unknown>) => {
-      const error = typeof query.error === 'string' ? query.error : undefined;
-      const detail = typeof query.detail === 'string' ? query.detail : undefined;
-      if (!error && !detail) return html``;
-      return html`<div class="error" role="alert">
-        <strong>${error ?? 'error'}</strong>
-        <p id="detail">${detail ?? ''}</p>
-      </div>`;
-    };
-    const form = (request: Request) => (request.payload ?? {}) as Record<string, unknown>;
-    const failure = (error: unknown) => {
-      if (Boom.isBoom(error) && error.output.statusCode < 500) return error.message;
-      throw error;
-    };
-    const nextField = (next: string) => html`<input type="hidden" name="next" value="${next}" />`;
-    const loginForm = (next: string, message?: Html) =>
-      html`${message ?? ''}
-        <form method="post" action="/login/email">
-          ${nextField(next)}
-          <label>E-mail <input type="email" name="email" required autocomplete="email" /></label>
-          <button type="submit">Send me a code</button>
-        </form>
-        <p><a href="/auth/github/login">Sign in with GitHub</a></p>`;
-    const codeForm = (email: string, next: string, message?: Html) =>
-      html`${message ?? ''}
-        <p>We sent a 6-digit code to <strong>${email}</strong> if it has an account.</p>
-        <form method="post" action="/login/email/verify">
-          <input type="hidden" name="email" value="${email}" />
-          ${nextField(next)}
-          <label
-            >Code
-            <input name="code" inputmode="numeric" pattern="[0-9]{6}" required autocomplete="one-time-code"
-          /></label>
-          <button type="submit">Sign in</button>
-        </form>`;
-    const errorBox = (text: string) => html`<div class="error" role="alert"><p id="detail">${text}</p></div>`;
     const options = { auth: false as const, plugins: { web: true } };
+    const ip = (request: Request) => request.info.remoteAddress;
+    const signIn = (h: ResponseToolkit, token: string, next: string) =>
+      h.redirect(next).code(303).state(SESSION_COOKIE, token);
+    /** Someone already signed in who opens /login or /signup goes where they were headed. */
+    const alreadyIn = async (request: Request, h: ResponseToolkit) => {
+      const query = request.query as Record<string, unknown>;
+      if (query.error !== undefined || query.detail !== undefined) return undefined;
+      return (await web.current(request)) ? h.redirect(safeNext(query.next)) : undefined;
+    };
 
     server.route([
       {
         method: 'GET',
         path: '/login',
         options,
-        handler: (request, h) => {
-          const next = safeNext(request.query.next);
-          return show(h, {
-            title: 'Sign in',
-            section: 'login',
-            body: html`${banner(request.query)}${loginForm(next)}`,
-          });
+        async handler(request, h) {
+          const redirect = await alreadyIn(request, h);
+          if (redirect) return redirect;
+          const query = request.query as Record<string, unknown>;
+          const top = query.signed_out === '1' ? notice('You are signed out.') : queryBanner(query);
+          return show(h, loginPage(safeNext(query.next), top));
         },
       },
       {
@@ -83,14 +83,20 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         options,
         async handler(request, h) {
           web.checkForm(request);
-          const email = String(form(request).email ?? '');
-          const next = safeNext(form(request).next);
+          const email = field(request, 'email').trim();
+          const next = safeNext(field(request, 'next'));
           try {
-            await emailAuth.requestLogin(email, request.info.remoteAddress);
+            await emailAuth.requestLogin(email, ip(request));
           } catch (error) {
-            return show(h, { title: 'Sign in', body: loginForm(next, errorBox(failure(error))) }, 400);
+            const { status, detail } = refusal(error);
+            // A resend from the code page stays on the code page; a first request goes back to the form.
+            const resend = field(request, 'resend') === '1';
+            const page = resend
+              ? codePage('login', email, next, errorBox(detail))
+              : loginPage(next, errorBox(detail));
+            return show(h, page, status);
           }
-          return show(h, { title: 'Enter your code', body: codeForm(email.trim(), next) });
+          return show(h, codePage('login', email, next));
         },
       },
       {
@@ -99,18 +105,79 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         options,
         async handler(request, h) {
           web.checkForm(request);
-          const { email, code } = form(request);
-          const next = safeNext(form(request).next);
+          const email = field(request, 'email');
+          const next = safeNext(field(request, 'next'));
           try {
-            const result = await emailAuth.verifyLogin(
-              String(email ?? ''),
-              String(code ?? ''),
-              request.info.remoteAddress,
-            );
-            return h.redirect(next).state(SESSION_COOKIE, result.token);
+            const result = await emailAuth.verifyLogin(email, field(request, 'code').trim(), ip(request));
+            return signIn(h, result.token, next);
           } catch (error) {
-            const body = codeForm(String(email ?? ''), next, errorBox(failure(error)));
-            return show(h, { title: 'Enter your code', body }, 400);
+            const { status, detail } = refusal(error);
+            return show(h, codePage('login', email, next, errorBox(detail)), status);
+          }
+        },
+      },
+      {
+        method: 'GET',
+        path: '/signup',
+        options,
+        async handler(request, h) {
+          const redirect = await alreadyIn(request, h);
+          if (redirect) return redirect;
+          const query = request.query as Record<string, unknown>;
+          return show(h, signupPage(safeNext(query.next), queryBanner(query)));
+        },
+      },
+      {
+        method: 'POST',
+        path: '/signup',
+        options,
+        async handler(request, h) {
+          web.checkForm(request);
+          const email = field(request, 'email').trim();
+          const next = safeNext(field(request, 'next'));
+          try {
+            const account = await emailAuth.signup(email, ip(request));
+            return show(h, codePage('signup', account.email, next));
+          } catch (error) {
+            const { status, detail } = refusal(error);
+            // The spec's 409 text as is; the address is taken, so the way on is to sign in.
+            const help =
+              status === 409 ? errorBox(detail, 'This e-mail already has an account') : errorBox(detail);
+            return show(h, signupPage(next, help), status);
+          }
+        },
+      },
+      {
+        method: 'POST',
+        path: '/signup/resend',
+        options,
+        async handler(request, h) {
+          web.checkForm(request);
+          const email = field(request, 'email').trim();
+          const next = safeNext(field(request, 'next'));
+          try {
+            await emailAuth.requestVerification(email, ip(request));
+          } catch (error) {
+            const { status, detail } = refusal(error);
+            return show(h, codePage('signup', email, next, errorBox(detail)), status);
+          }
+          return show(h, codePage('signup', email, next, notice('We mailed you a new code.')));
+        },
+      },
+      {
+        method: 'POST',
+        path: '/signup/verify',
+        options,
+        async handler(request, h) {
+          web.checkForm(request);
+          const email = field(request, 'email');
+          const next = safeNext(field(request, 'next'));
+          try {
+            const result = await emailAuth.verify(email, field(request, 'code').trim(), ip(request));
+            return signIn(h, result.token, next);
+          } catch (error) {
+            const { status, detail } = refusal(error);
+            return show(h, codePage('signup', email, next, errorBox(detail)), status);
           }
         },
       },
@@ -120,8 +187,8 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         options,
         async handler(request, h) {
           const signedIn = await web.current(request);
-          if (signedIn) web.checkForm(request, signedIn);
-          return h.redirect('/login').unstate(SESSION_COOKIE);
+          web.checkForm(request, signedIn);
+          return h.redirect('/login?signed_out=1').code(303).unstate(SESSION_COOKIE);
         },
       },
       {
@@ -134,23 +201,7 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
           const github = (await store.identities.findBy('account_id', signedIn.account.id)).find(
             (i) => i.provider === 'github',
           );
-          const query = request.query as Record<string, unknown>;
-          const notice =
-            query.connected === 'github' || query.signed_in === 'github'
-              ? html`<div class="notice">GitHub: done.</div>`
-              : html``;
-          return show(h, {
-            title: 'Integrations',
-            section: 'integrations',
-            signedIn,
-            body: html`${banner(query)}${notice}
-              <h2>GitHub</h2>
-              ${
-                github
-                  ? html`<p>Connected as <strong>@${github.login}</strong>.</p>`
-                  : html`<p>Not connected. <a href="/auth/github/connect">Connect GitHub</a></p>`
-              }`,
-          });
+          return show(h, integrationsPage(signedIn, github, request.query as Record<string, unknown>));
         },
       },
       {
@@ -160,7 +211,10 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         async handler(request, h) {
           const signedIn = await web.require(request, h);
           if (!('account' in signedIn)) return signedIn;
-          return show(h, keysPage(signedIn, await keyRows(signedIn)));
+          const keys = await apiKeys.list(signedIn.account.id);
+          const revokedId = (request.query as Record<string, unknown>).revoked;
+          const revoked = keys.find((k) => k.id === revokedId && k.revoked_at);
+          return show(h, apiKeysPage(signedIn, keys, revoked ? revokedNotice(revoked) : undefined));
         },
       },
       {
@@ -168,19 +222,24 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         path: '/settings/api-keys',
         options,
         async handler(request, h) {
+          const signedIn = await web.requireForm(request, h);
+          if (!('account' in signedIn)) return signedIn;
+          const name = field(request, 'name').trim().slice(0, 100) || 'default';
+          const { key } = await apiKeys.issue(signedIn.account.id, name);
+          const keys = await apiKeys.list(signedIn.account.id);
+          // Answered here, not after a redirect: the key exists in plain text only in this response.
+          return show(h, apiKeysPage(signedIn, keys, newKeyNotice(name, key)), 201);
+        },
+      },
+      {
+        method: 'GET',
+        path: '/settings/api-keys/{id}/revoke',
+        options,
+        async handler(request, h) {
           const signedIn = await web.require(request, h);
           if (!('account' in signedIn)) return signedIn;
-          web.checkForm(request, signedIn);
-          const name =
-            String(form(request).name ?? '')
-              .trim()
-              .slice(0, 100) || 'default';
-          const { key } = await apiKeys.issue(signedIn.account.id, name);
-          const shown = html`<div class="notice">
-            <p>Your new key (shown only now, copy it):</p>
-            <p><code id="new-key">${key}</code></p>
-          </div>`;
-          return show(h, keysPage(signedIn, await keyRows(signedIn), shown), 201);
+          const key = await ownKey(signedIn, String(request.params.id));
+          return show(h, revokeConfirmPage(signedIn, key));
         },
       },
       {
@@ -188,51 +247,26 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         path: '/settings/api-keys/{id}/revoke',
         options,
         async handler(request, h) {
-          const signedIn = await web.require(request, h);
+          const id = String(request.params.id);
+          const signedIn = await web.requireForm(
+            request,
+            h,
+            `/settings/api-keys/${encodeURIComponent(id)}/revoke`,
+          );
           if (!('account' in signedIn)) return signedIn;
-          web.checkForm(request, signedIn);
-          await apiKeys.revoke(signedIn.account.id, String(request.params.id));
-          return h.redirect('/settings/api-keys');
+          if (!(await apiKeys.revoke(signedIn.account.id, id))) throw noSuchKey();
+          return h.redirect(`/settings/api-keys?revoked=${encodeURIComponent(id)}`).code(303);
         },
       },
     ]);
 
-    async function keyRows(signedIn: SignedIn) {
-      const keys = await apiKeys.list(signedIn.account.id);
-      return keys.map(
-        (k) =>
-          html`<li>
-            <strong>${k.name}</strong> <code>${k.prefix}…</code> created ${k.created_at}
-            ${
-              k.revoked_at
-                ? html`(revoked)`
-                : html`<form
-                    method="post"
-                    action="/settings/api-keys/${encodeURIComponent(k.id)}/revoke"
-                    class="inline"
-                  >
-                    ${csrfField(signedIn)}<button type="submit" class="danger">Revoke</button>
-                  </form>`
-            }
-          </li>`,
-      );
-    }
-
-    function keysPage(signedIn: SignedIn, rows: Html[], top?: Html): PageOptions {
-      return {
-        title: 'API keys',
-        section: 'api-keys',
-        signedIn,
-        body: html`${top ?? ''}
-          <ul>
-            ${rows}
-          </ul>
-          <form method="post" action="/settings/api-keys">
-            ${csrfField(signedIn)}
-            <label>Name <input name="name" maxlength="100" /></label>
-            <button type="submit">Create API key</button>
-          </form>`,
-      };
+    /** One of the signed-in account's keys; another account's key is as unknown as a made-up id (404). */
+    async function ownKey(signedIn: SignedIn, id: string) {
+      const key = (await apiKeys.list(signedIn.account.id)).find((k) => k.id === id);
+      if (!key) throw noSuchKey();
+      return key;
     }
   },
 };
+
+const noSuchKey = () => notFound('You have no API key with this id.');

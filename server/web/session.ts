@@ -5,6 +5,7 @@ import type { Store } from '../store/store.ts';
 import type { AccountRecord } from '../store/records.ts';
 import { cookieAccount, SESSION_COOKIE } from '../identity/cookies.ts';
 import { forbidden } from '../errors.ts';
+import { safeNext } from '../identity/next.ts';
 
 /** The hidden field every signed-in form carries (see `WebSessions.checkForm`). */
 export const CSRF_FIELD = 'csrf';
@@ -21,7 +22,7 @@ export interface SignedIn {
  * - every form of a signed-in page carries a token bound to the session (an HMAC of the session token under
  *   a server key), checked in constant time;
  * - the `Origin` (and `Sec-Fetch-Site`) of every form post must be this site: Twinbox's public URL or the host
- *   the request was sent to. Pages send `Referrer-Policy: same-origin`, so browsers send a real `Origin`.
+ *   the request was sent to; `Origin: null` and same-site (a sandbox app's sibling host) are refused. Pages send `Referrer-Policy: same-origin`, so browsers send a real `Origin`.
  */
 export class WebSessions {
   constructor(
@@ -58,20 +59,55 @@ export class WebSessions {
     const sent = (request.payload as Record<string, unknown> | null)?.[CSRF_FIELD];
     if (typeof sent !== 'string' || !sameText(sent, signedIn.csrf)) {
       throw formRefused(
-        'This form has expired or did not come from a Twinbox page. Reload the page and try again.',
+        sent === undefined || sent === ''
+          ? 'This form has no form token, so it did not come from a Twinbox page. Reload the page and send it again.'
+          : 'This form has expired or did not come from a Twinbox page (its form token is not this session’s). Reload the page and send it again.',
       );
     }
   }
 
+  /**
+   * The whole check of a signed-in form post, in the order that tells a visitor the truth: another site's post
+   * is a 403 even when its cookie did not come along; a signed-out visitor is sent to sign in (and back to the
+   * page at `back`, a GET page, since a POST cannot be replayed); then the form token.
+   * Use: `const who = await web.requireForm(request, h, '/page'); if (!('account' in who)) return who;`
+   */
+  async requireForm(
+    request: Request,
+    h: ResponseToolkit,
+    back = request.url.pathname,
+  ): Promise<SignedIn | ResponseObject> {
+    this.checkOrigin(request);
+    const signedIn = await this.current(request);
+    if (!signedIn) return h.redirect(`/login?next=${encodeURIComponent(safeNext(back))}`);
+    this.checkForm(request, signedIn);
+    return signedIn;
+  }
+
+  /**
+   * Only this site may post: a browser says where a post comes from in `Sec-Fetch-Site` and `Origin`.
+   * `same-site` is refused too: sandbox apps run other people's code on sibling host names.
+   * A request with neither header is not from a modern browser (curl, a script): the form token still applies.
+   */
   private checkOrigin(request: Request): void {
     const site = request.headers['sec-fetch-site'];
-    if (site === 'cross-site') throw formRefused('Cross-origin form post refused.');
+    if (site === 'cross-site' || site === 'same-site') {
+      throw formRefused(
+        `This form was sent from another site (Sec-Fetch-Site: ${site}), so Twinbox refused it. Open the page on Twinbox and send it from there.`,
+      );
+    }
     const origin = request.headers.origin as string | undefined;
     if (origin === undefined) return;
     const allowed = new Set<string>([new URL(this.publicUrl()).origin]);
     const host = request.headers.host;
     if (host) allowed.add(`${request.url.protocol}//${host}`);
-    if (!allowed.has(origin)) throw formRefused('Cross-origin form post refused.');
+    if (!allowed.has(origin)) {
+      const from =
+        origin === 'null' ? 'a page that hides its origin (Origin: null)' : `Origin: ${origin.slice(0, 200)}`;
+      throw formRefused(
+        `This form was sent from another site (${from}), so Twinbox refused it. Open the page on Twinbox and send it from there.`,
+      );
+    }
   }
 
   private sessionToken(request: Request): string | undefined {
@@ -92,13 +128,5 @@ function sameText(a: string, b: string): boolean {
 
 const formRefused = (message: string) => forbidden(message, 'form_refused');
 
-/**
- * Where to go after signing in: a path on this site only (`/dashboard/...`), never another origin
- * (`//evil.example`, `https://...`, `/\evil`), so `next` cannot be used to send someone elsewhere.
- */
-export function safeNext(next: unknown, fallback = '/dashboard'): string {
-  if (typeof next !== 'string' || next.length > 2000) return fallback;
-  if (!next.startsWith('/') || next.startsWith('//') || next.includes('\\')) return fallback;
-  if (/[\u0000-\u001f]/.test(next)) return fallback;
-  return next;
-}
+/** Re-exported: the pages and the GitHub sign-in (server/identity/github/) share one rule. */
+export { safeNext } from '../identity/next.ts';

@@ -90,8 +90,8 @@ t.test(
 
     await r.gh.admin.setOAuthAutoApprove('octocat');
     const end = await b.navigate(start.location!);
-    t.equal(end.pathname, '/integrations');
-    t.equal(end.searchParams.get('signed_in'), 'github');
+    t.equal(end.pathname, '/dashboard');
+    t.equal(end.search, '', 'no query: the dashboard, where people land after signing in');
     const token = b.cookie('twinbox_session')!;
     t.ok(token, 'signed in: the session cookie is set');
     t.notOk(b.cookie('twinbox_oauth'), 'the state cookie is cleared');
@@ -105,7 +105,7 @@ t.test(
     t.match((exchanges.at(-1)!.request_body as Record<string, string>).code_verifier, /^[\w-]{43,128}$/);
 
     const again = await r.flow(r.browser(), 'octocat');
-    t.equal(again.pathname, '/integrations');
+    t.equal(again.pathname, '/dashboard');
     t.equal(await r.twinbox.store.accounts.count(), 1);
     t.equal(await identities(r.twinbox), 1);
     t.notMatch(r.twinbox.logs.text(), token, 'the session never reaches the log');
@@ -118,7 +118,7 @@ t.test(
     const r = await rig(t);
     const local = await signUpVerified(r.twinbox, 'octo.cat@example.com');
     const end = await r.flow(r.browser(), 'octocat');
-    t.equal(end.pathname, '/integrations');
+    t.equal(end.pathname, '/dashboard');
     t.equal(await r.twinbox.store.accounts.count(), 1, 'no second account');
     const [identity] = await r.twinbox.store.identities.findBy('account_id', local.account.id);
     t.match(identity, { provider: 'github', login: 'octocat', provider_key: /^github:\d+$/ });
@@ -141,7 +141,7 @@ t.test(
     const pre = await post(r.twinbox, '/auth/email/signup', { email: 'hubot@example.com' });
     const b = r.browser();
     const end = await r.flow(b, 'hubot');
-    t.equal(end.pathname, '/integrations');
+    t.equal(end.pathname, '/dashboard');
     const me = await send(r.twinbox, 'GET', '/me', undefined, { token: b.cookie('twinbox_session')! });
     t.equal(me.body.account.id, pre.body.account.id);
     t.equal(me.body.account.email_verified, true);
@@ -152,6 +152,27 @@ t.test(
     );
   },
 );
+
+t.test('login: next survives the trip through GitHub (server-side), never to another site', async (t) => {
+  const r = await rig(t);
+  const back = await r.flow(r.browser(), 'octocat', '/auth/github/login?next=%2Fsettings%2Fapi-keys%3Fx%3D1');
+  t.equal(back.pathname + back.search, '/settings/api-keys?x=1', 'back on the page that asked');
+  const start = await r.browser().get(`${r.origin}/auth/github/login?next=%2Fsettings%2Fapi-keys`);
+  t.notMatch(start.location, 'settings', 'the destination is not sent to GitHub');
+  for (const next of ['//evil.example', '/\\evil.example', 'https://evil.example', '/\t/evil.example']) {
+    const end = await r.flow(r.browser(), 'octocat', `/auth/github/login?next=${encodeURIComponent(next)}`);
+    t.equal(end.origin, r.origin, `next=${JSON.stringify(next)} stays on Twinbox`);
+    t.equal(end.pathname, '/dashboard');
+  }
+  // A failed sign-in goes back to /login with the destination, so the next try still gets there.
+  const failed = await r.flow(r.browser(), 'private-pat', '/auth/github/login?next=%2Fintegrations');
+  t.equal(failed.pathname, '/login');
+  t.equal(failed.searchParams.get('error'), 'github_email_unverified');
+  t.equal(failed.searchParams.get('next'), '/integrations');
+  // Connect without a session: sign in first, then back to /integrations.
+  const anonymous = await r.browser().navigate(`${r.origin}/auth/github/connect`);
+  t.equal(anonymous.searchParams.get('next'), '/integrations');
+});
 
 t.test('login conflicts redirect to /login with scm_identity_already_linked and detail', async (t) => {
   const r = await rig(t);
@@ -195,7 +216,7 @@ t.test('login: the identity wins when the GitHub e-mail later changes to another
   });
   const second = r.browser();
   const end = await r.flow(second, 'octocat');
-  t.equal(end.pathname, '/integrations');
+  t.equal(end.pathname, '/dashboard');
   const me = await send(r.twinbox, 'GET', '/me', undefined, { token: second.cookie('twinbox_session')! });
   t.equal(me.body.account.id, original, 'signed into the original account, not the e-mail owner');
   t.equal(me.body.account.email, 'octo.cat@example.com', 'no re-link');
@@ -295,7 +316,7 @@ t.test('state: CSRF, tampering, expiry, reuse, access_denied, injected code, mis
   // Case 29: reuse after success.
   const ok = r.browser();
   const once = await callbackOf(ok, '/auth/github/login');
-  t.equal((await finish(ok, once)).pathname, '/integrations');
+  t.equal((await finish(ok, once)).pathname, '/dashboard');
   const reuse = await finish(ok, once);
   t.equal(reuse.searchParams.get('error'), 'invalid_state');
   t.match(reuse.searchParams.get('detail'), /already used/);
@@ -341,7 +362,7 @@ t.test('two simultaneous callbacks for one GitHub id: one account, one identity 
   const ends = await Promise.all(pending.map(({ b, url }) => b.navigate(url)));
   t.same(
     ends.map((e) => `${e.pathname} ${e.searchParams.get('detail') ?? ''}`.trim()),
-    ['/integrations', '/integrations', '/integrations', '/integrations'],
+    ['/dashboard', '/dashboard', '/dashboard', '/dashboard'],
   );
   t.equal(await identities(r.twinbox), 1);
   t.equal(await r.twinbox.store.accounts.count(), 1);

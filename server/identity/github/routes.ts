@@ -5,6 +5,7 @@ import { OAUTH_COOKIE, SESSION_COOKIE, cookieAccount } from '../cookies.ts';
 import { GitHubAuthError, type GitHubOAuthClient } from './client.ts';
 import type { GitHubLinking } from './linking.ts';
 import type { OAuthPurpose, OAuthStates } from './state.ts';
+import { DEFAULT_LANDING, safeNext } from '../next.ts';
 
 export interface GitHubRoutesOptions {
   /** Undefined when GITHUB_CLIENT_ID / GITHUB_CLIENT_SECRET are not set. */
@@ -18,9 +19,10 @@ export interface GitHubRoutesOptions {
 }
 
 /**
- * GitHub sign-in (`/auth/github/login`) and connect (`/auth/github/connect`), both finishing at
+ * GitHub sign-in (`/auth/github/login?next=/page`) and connect (`/auth/github/connect`), both finishing at
  * `/auth/github/callback`. Browser routes: every outcome is a redirect, errors to the web app's
- * /login (login) or /integrations (connect) with `error` and `detail` in the query.
+ * /login (login) or /integrations (connect) with `error` and `detail` in the query. A sign-in lands on its
+ * `next` (kept in the server-side flow record, never in GitHub's URL), else on the dashboard.
  */
 export const githubRoutes: Plugin<GitHubRoutesOptions> = {
   name: 'twinbox-github-auth',
@@ -31,15 +33,23 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
       return url.toString();
     };
     const errorPage = (purpose: OAuthPurpose) => (purpose === 'connect' ? '/integrations' : '/login');
-    const fail = (h: ResponseToolkit, purpose: OAuthPurpose, error: string, detail: string) =>
-      h.redirect(page(errorPage(purpose), { error, detail })).unstate(OAUTH_COOKIE);
+    const fail = (h: ResponseToolkit, purpose: OAuthPurpose, error: string, detail: string, next?: string) =>
+      h
+        .redirect(page(errorPage(purpose), { error, detail, ...(next ? { next } : {}) }))
+        .unstate(OAUTH_COOKIE);
     const redirectUri = () => `${urls().publicUrl}/auth/github/callback`;
 
-    const start = (h: ResponseToolkit, purpose: OAuthPurpose, accountId?: string) => {
+    const start = (h: ResponseToolkit, purpose: OAuthPurpose, accountId?: string, next?: string) => {
       if (!client) {
-        return fail(h, purpose, 'github_not_configured', 'GitHub sign-in is not configured on this Twinbox.');
+        return fail(
+          h,
+          purpose,
+          'github_not_configured',
+          'GitHub sign-in is not configured on this Twinbox.',
+          next,
+        );
       }
-      const { state, binding, codeChallenge } = states.start({ purpose, accountId });
+      const { state, binding, codeChallenge } = states.start({ purpose, accountId, next });
       return h
         .redirect(client.authorizeUrl({ redirectUri: redirectUri(), state, codeChallenge }))
         .state(OAUTH_COOKIE, binding)
@@ -52,7 +62,10 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
         method: 'GET',
         path: '/auth/github/login',
         options: { ...options, description: 'Start signing in with GitHub (redirects to GitHub)' },
-        handler: (_request, h) => start(h, 'login'),
+        handler(request, h) {
+          const next = (request.query as Record<string, unknown>).next;
+          return start(h, 'login', undefined, next === undefined ? undefined : safeNext(next));
+        },
       },
       {
         method: 'GET',
@@ -65,7 +78,11 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
           const account = await cookieAccount(request, sessions, store);
           if (!account) {
             return h.redirect(
-              page('/login', { error: 'signin_required', detail: 'Sign in first, then connect GitHub.' }),
+              page('/login', {
+                error: 'signin_required',
+                detail: 'Sign in first, then connect GitHub.',
+                next: '/integrations',
+              }),
             );
           }
           return start(h, 'connect', account.id);
@@ -80,7 +97,7 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
           const binding = (request.state as Record<string, unknown> | null)?.[OAUTH_COOKIE];
           const taken = states.take(query.state, binding);
           if (!taken.ok) return fail(h, 'login', 'invalid_state', taken.reason);
-          const { purpose, accountId, codeVerifier } = taken.flow;
+          const { purpose, accountId, codeVerifier, next } = taken.flow;
           if (typeof query.error === 'string') {
             const detail =
               query.error === 'access_denied'
@@ -91,16 +108,17 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
               purpose,
               query.error === 'access_denied' ? 'access_denied' : 'github_error',
               detail,
+              next,
             );
           }
           if (typeof query.code !== 'string' || query.code === '' || !client) {
-            return fail(h, purpose, 'github_error', 'GitHub did not send a sign-in code.');
+            return fail(h, purpose, 'github_error', 'GitHub did not send a sign-in code.', next);
           }
           let profile;
           try {
             profile = await client.profile(query.code, codeVerifier, redirectUri());
           } catch (error) {
-            if (error instanceof GitHubAuthError) return fail(h, purpose, error.code, error.message);
+            if (error instanceof GitHubAuthError) return fail(h, purpose, error.code, error.message, next);
             throw error;
           }
           if (purpose === 'connect') {
@@ -109,10 +127,10 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
             return h.redirect(page('/integrations', { connected: 'github' })).unstate(OAUTH_COOKIE);
           }
           const outcome = await linking.login(profile);
-          if (!outcome.ok) return fail(h, purpose, outcome.error, outcome.detail);
+          if (!outcome.ok) return fail(h, purpose, outcome.error, outcome.detail, next);
           const token = await sessions.issue(outcome.account.id);
           return h
-            .redirect(page('/integrations', { signed_in: 'github' }))
+            .redirect(page(next ?? DEFAULT_LANDING, {}))
             .unstate(OAUTH_COOKIE)
             .state(SESSION_COOKIE, token);
         },

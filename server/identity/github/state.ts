@@ -11,6 +11,8 @@ export interface OAuthFlow {
   accountId: string | undefined;
   /** PKCE verifier, sent at the code exchange. */
   codeVerifier: string;
+  /** login only: the page of this site to land on once signed in (already checked by `safeNext`). */
+  next: string | undefined;
 }
 
 interface Pending extends OAuthFlow {
@@ -35,7 +37,7 @@ export class OAuthStates {
   ) {}
 
   /** Starts a flow: the `state` for the URL, the browser binding for the cookie, the PKCE challenge. */
-  start(flow: { purpose: OAuthPurpose; accountId?: string }): {
+  start(flow: { purpose: OAuthPurpose; accountId?: string; next?: string }): {
     state: string;
     binding: string;
     codeChallenge: string;
@@ -48,6 +50,7 @@ export class OAuthStates {
       purpose: flow.purpose,
       accountId: flow.accountId,
       codeVerifier,
+      next: flow.next,
       bindingHash: sha256(binding),
       expiresAt: this.clock.now().getTime() + STATE_TTL_MS,
     });
@@ -81,7 +84,12 @@ export class OAuthStates {
     }
     return {
       ok: true,
-      flow: { purpose: record.purpose, accountId: record.accountId, codeVerifier: record.codeVerifier },
+      flow: {
+        purpose: record.purpose,
+        accountId: record.accountId,
+        codeVerifier: record.codeVerifier,
+        next: record.next,
+      },
     };
   }
 
