@@ -88,6 +88,13 @@ export interface TwinFactory {
   name: string;
   description: string;
   envVarNames: string[];
+  /**
+   * How a deployed app receives this twin's events (docs/twins.md, "Webhooks"): the app path they are
+   * POSTed to unless `.github/twinbox.yml` names another (the vendor framework's own default where there
+   * is one), and the variable of `envVarNames` holding the secret they are signed with, the one the
+   * vendor's SDK verifies them with. Absent: the twin sends no events to apps.
+   */
+  webhook?: { path: string; secretVar: string };
   /** The state `GET /state` returns (the driver's snapshot), as tables; never throws on odd input. */
   summarize?(state: unknown): TwinSummary;
   /** Validates a seed document; returns the normalised seed or throws TwinInputError. */

@@ -125,7 +125,7 @@ export class TwinInstance {
     this.closed = true;
     clearTimeout(this.saveTimer);
     await Promise.all([closeServer(this.server), this.socketServer && closeServer(this.socketServer)]);
-    await this.driver.webhooks.idle();
+    await this.driver.webhooks.close();
     await this.saveNow();
     await this.driver.close();
   }
@@ -294,8 +294,10 @@ export class TwinInstance {
             await this.driver.applySeed(seed);
             this.scheduleSave();
           },
-          defaultWebhookSecret: () =>
-            this.driver.envVars()[webhookSecretVar(this.name)] ?? randomToken('whsec_'),
+          defaultWebhookSecret: () => {
+            const name = this.opts.factory.webhook?.secretVar;
+            return (name && this.driver.envVars()[name]) || randomToken('whsec_');
+          },
         },
         req.method ?? 'GET',
         subpath.replace(/\/$/, '') || '/',
@@ -336,10 +338,6 @@ function closeUnread(req: IncomingMessage, res: ServerResponse, headers: Headers
   if (req.complete) return;
   headers.set('connection', 'close');
   res.once('finish', () => req.socket?.destroy());
-}
-
-function webhookSecretVar(twin: string): string {
-  return `${twin.toUpperCase()}_WEBHOOK_SECRET`;
 }
 
 function formatHost(host: string): string {

@@ -429,6 +429,8 @@ export const githubTwin: TwinFactory = {
   description:
     'GitHub REST API (repos and contents, branches, pulls, issue comments, deployments, checks, OAuth, GitHub Apps, webhooks, tarballs)',
   envVarNames: ['GITHUB_TOKEN', 'GITHUB_API_URL', 'GITHUB_SERVER_URL', 'GITHUB_WEBHOOK_SECRET'],
+  // Probot's and @octokit/webhooks' middleware's default path.
+  webhook: { path: '/api/github/webhooks', secretVar: 'GITHUB_WEBHOOK_SECRET' },
   summarize: summarizeGitHub,
   validateSeed: validateGitHubSeed,
   describeChange: describeGitHubChange,

@@ -107,12 +107,19 @@ function engineSeed(seed: SlackSeed, botName: string) {
   };
 }
 
-/** Slack's request signing (`v0=` HMAC of `v0:<timestamp>:<body>`), as Bolt verifies it. */
-export const slackSigner: WebhookSigner = ({ body, secret }) => {
+/**
+ * Slack's request signing (`v0=` HMAC of `v0:<timestamp>:<body>`), as Bolt verifies it; a retry says
+ * which one it is and why, as the Events API does.
+ */
+export const slackSigner: WebhookSigner = ({ body, secret, attempt, retryReason }) => {
   const ts = String(Math.floor(Date.now() / 1000));
   return {
+    'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
     'x-slack-request-timestamp': ts,
     'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')}`,
+    ...(attempt > 1
+      ? { 'x-slack-retry-num': String(attempt - 1), 'x-slack-retry-reason': retryReason ?? 'http_error' }
+      : {}),
   };
 };
 
@@ -189,7 +196,15 @@ class SlackTwin implements TwinDriver {
     private readonly botName: string,
     private readonly botToken: string,
     private readonly signingSecret: string,
-  ) {}
+  ) {
+    // The engine's events (messages, channel changes...) arrive as Events API envelopes (event_callback);
+    // they go to our target too, which the deploy points at the app (docs/twins.md, "Webhooks").
+    const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
+    engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
+      void this.webhooks.deliver(event, payload);
+      return dispatch(event, action, payload, owner, repo);
+    };
+  }
 
   /** The engine seeds bots without a user; make the bot a user so auth.test reports bot_id and user_id. */
   linkBotUser(): void {
@@ -428,6 +443,8 @@ export const slackTwin: TwinFactory = {
   description:
     'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine',
   envVarNames: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL'],
+  // Bolt's default request URL path.
+  webhook: { path: '/slack/events', secretVar: 'SLACK_SIGNING_SECRET' },
   summarize: summarizeSlack,
   validateSeed: validateSlackSeed,
   describeChange: describeSlackChange,

@@ -495,6 +495,8 @@ export const stripeTwin: TwinFactory = {
     'STRIPE_API_PORT',
     'STRIPE_API_PROTOCOL',
   ],
+  // Stripe's SDKs have no default path; ours is the same pattern as every twin without one.
+  webhook: { path: '/webhooks/stripe', secretVar: 'STRIPE_WEBHOOK_SECRET' },
   summarize: summarizeStripe,
   validateSeed: validateStripeSeed,
   describeChange: describeStripeChange,
