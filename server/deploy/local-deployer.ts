@@ -4,6 +4,7 @@ import { DeployFailure, type Deployer, type DeployResult } from '../sandboxes/de
 import { vendorOf, type BlockedEgress } from '../sandboxes/egress.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
+import { TwinAdminClient } from '../twins/admin-client.ts';
 import { DependencyCache } from './dependency-cache.ts';
 import { waitForHttp } from './health.ts';
 import type { ExecSpec, Isolation } from './isolation.ts';
@@ -299,6 +300,21 @@ export class LocalDeployer implements Deployer {
         );
       throw error;
     });
+  }
+
+  appOriginForTwins(ctx: DeployContext): string {
+    // The pod's twins share the app's network (its namespace, or the host's): the app is on loopback.
+    return `http://127.0.0.1:${ctx.port!}`;
+  }
+
+  async setWebhookTarget(
+    ctx: DeployContext,
+    twin: string,
+    target: { url: string; secret: string },
+  ): Promise<void> {
+    const pod = this.pods.get(ctx.sandbox.id)!;
+    const admin = TwinAdminClient.overSocket(pod.twinSocket(twin), ctx.sandbox.twin_admin_token);
+    await admin.setWebhookTarget({ ...target, events: ['*'] });
   }
 
   // ---- lifecycle of what a deploy started ----

@@ -7,10 +7,14 @@ import type { GroupProcess } from './processes.ts';
 import { ProfileError, readProfile, STATIC_SERVER_PATH, type RuntimeProfile } from './profile.ts';
 import type { SourceFetcher } from './source.ts';
 import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from './twin-plan.ts';
+import { planWebhooks } from './webhook-targets.ts';
 
 /** Milliseconds per deploy step, for logs and the benchmark. */
 export type StepTimings = Partial<
-  Record<'source' | 'twins' | 'profile' | 'install' | 'build' | 'start' | 'health' | 'total', number>
+  Record<
+    'source' | 'twins' | 'profile' | 'install' | 'build' | 'start' | 'health' | 'webhooks' | 'total',
+    number
+  >
 >;
 
 /** Told when each deploy step starts and ends (the sandbox timeline records it); `error` on failure. */
@@ -65,6 +69,10 @@ export interface DeployRunner {
   startApp(ctx: DeployContext, port: number): Promise<GroupProcess>;
   /** Resolves once the app answers HTTP on its health path; rejects with the reason. */
   waitHealthy(ctx: DeployContext, port: number): Promise<void>;
+  /** The app's origin as its twins reach it (they deliver webhooks from beside it, in its namespace). */
+  appOriginForTwins(ctx: DeployContext): string;
+  /** Points one twin's webhooks at `url`, signed with `secret` (the twin's PUT /webhooks/target). */
+  setWebhookTarget(ctx: DeployContext, twin: string, target: { url: string; secret: string }): Promise<void>;
 }
 
 export interface DeployStep {
@@ -74,7 +82,10 @@ export interface DeployStep {
 
 const STATIC_SERVER_SOURCE = new URL('./static-server.mjs', import.meta.url);
 
-/** The steps of a deploy, in order: source → profile → twins → install → build → start → health. */
+/**
+ * The steps of a deploy, in order: source → profile → twins → install → build → start (and health) →
+ * webhooks.
+ */
 export const DEPLOY_STEPS: DeployStep[] = [
   {
     name: 'source',
@@ -165,6 +176,32 @@ export const DEPLOY_STEPS: DeployStep[] = [
           );
         throw error;
       });
+    },
+  },
+  {
+    // Only now: a twin's events need an app that answers, and the app's URL is the runner's to know.
+    name: 'webhooks',
+    async run(ctx, runner) {
+      const twins = Object.keys(ctx.twins ?? {});
+      if (!twins.length) return;
+      const { plans, notes } = planWebhooks(twins, ctx.profile!.webhooks, ctx.envVars ?? {});
+      for (const note of notes) ctx.log.note(`webhooks: ${note}`);
+      const origin = runner.appOriginForTwins(ctx);
+      await Promise.all(
+        plans.map(async (plan) => {
+          const url = `${origin}${plan.path}`;
+          await runner
+            .setWebhookTarget(ctx, plan.twin, { url, secret: plan.secret })
+            .catch((error: Error) => {
+              throw new Error(
+                `Webhooks: the ${plan.twin} twin could not be pointed at the app: ${error.message}`,
+              );
+            });
+          ctx.log.note(
+            `webhooks: ${plan.twin} events go to ${url} (${plan.from}), signed with ${plan.secretVar}`,
+          );
+        }),
+      );
     },
   },
 ];

@@ -30,6 +30,11 @@ export interface RuntimeProfile {
   dependencies: string[];
   /** True when `start` runs Twinbox's built-in static file server. */
   staticSite: boolean;
+  /**
+   * `webhooks:` of twinbox.yml: per twin, the app path its events are POSTed to, or null for none.
+   * Twins not named get their default (docs/twins.md, "Webhooks").
+   */
+  webhooks: Record<string, string | null>;
 }
 
 export const PROFILE_PATH = '.github/twinbox.yml';
@@ -37,6 +42,30 @@ export const PROFILE_PATH = '.github/twinbox.yml';
 export const STATIC_SERVER_PATH = '.twinbox/static-server.mjs';
 
 export class ProfileError extends Error {}
+
+/**
+ * A path on the app, with an optional query: it starts with one `/`, has no scheme or host (`//host`,
+ * `http://...`), no fragment, no backslash (browsers read it as `/`), no spaces or control characters.
+ */
+function isAppPath(value: string): boolean {
+  if (value.length > 2048 || !/^\/(?![/\\])/.test(value) || /[\s\\#\u0000-\u001f\u007f]/.test(value))
+    return false;
+  try {
+    return new URL(value, 'http://app.invalid').host === 'app.invalid';
+  } catch {
+    return false;
+  }
+}
+
+const webhookPath = Joi.any()
+  .custom((value: unknown, helpers) => {
+    if (value === false || value === null) return null;
+    return typeof value === 'string' && isAppPath(value) ? value : helpers.error('webhooks.path');
+  })
+  .messages({
+    'webhooks.path':
+      '{{#label}} must be a path on the app starting with / (no scheme or host), e.g. /api/webhooks/stripe, or false for no deliveries',
+  });
 
 const configSchema = Joi.object({
   install: Joi.string().allow(null),
@@ -49,6 +78,8 @@ const configSchema = Joi.object({
     /^[A-Za-z_][A-Za-z0-9_]*$/,
     Joi.alternatives(Joi.string(), Joi.number(), Joi.boolean()),
   ),
+  // Twin names as the catalog spells them; a twin the sandbox does not get is ignored.
+  webhooks: Joi.object().pattern(/^[a-z][a-z0-9-]{0,39}$/, webhookPath),
   // Read by the GitHub App from the base branch (app/config.ts validates them); not the deploy's business.
   scenario: Joi.any(),
   ttl_minutes: Joi.any(),
@@ -64,6 +95,7 @@ interface ProfileConfig {
   health_path?: string;
   twins?: string[];
   env?: Record<string, string | number | boolean>;
+  webhooks?: Record<string, string | null>;
 }
 
 async function readText(path: string): Promise<string | undefined> {
@@ -206,5 +238,6 @@ export async function readProfile(dir: string): Promise<RuntimeProfile> {
     env: Object.fromEntries(Object.entries(config?.env ?? {}).map(([k, v]) => [k, String(v)])),
     dependencies: detected?.dependencies ?? [],
     staticSite: start === `node ${STATIC_SERVER_PATH}`,
+    webhooks: config?.webhooks ?? {},
   };
 }

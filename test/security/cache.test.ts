@@ -26,6 +26,7 @@ const profile = (install: string, lockfile: string | null = 'package-lock.json')
   env: {},
   dependencies: [],
   staticSite: false,
+  webhooks: {},
 });
 
 /** A repository checkout with a lockfile (and any extra files). */
