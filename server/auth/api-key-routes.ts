@@ -1,8 +1,8 @@
 import Joi from 'joi';
 import type { Plugin } from '@hapi/hapi';
-import { SESSION, accountOf } from './bearer.ts';
+import { BEARER, SESSION, accountOf, bearerToken } from './bearer.ts';
 import type { ApiKeys } from './api-keys.ts';
-import { notFound, validationFailAction } from '../errors.ts';
+import { badRequest, notFound, validationFailAction } from '../errors.ts';
 import { documentedResponses } from '../http/responses.ts';
 
 export const publicApiKeySchema = Joi.object({
@@ -63,6 +63,27 @@ export const apiKeyRoutes: Plugin<{ apiKeys: ApiKeys }> = {
         },
         async handler(request) {
           return { api_keys: await apiKeys.list(accountOf(request).id) };
+        },
+      },
+      {
+        // A key may revoke itself, and only itself: a thief holding it can do no more than end it.
+        method: 'DELETE',
+        path: '/api-keys/current',
+        options: {
+          auth: { strategy: BEARER },
+          tags: ['api', 'api-keys'],
+          description: 'Revoke the API key this request is made with (signing out, e.g. `twinbox logout`)',
+          ...documentedResponses({ 200: publicApiKeySchema }, 400, 401),
+        },
+        async handler(request) {
+          if (request.auth.credentials.user!.tokenType !== 'api_key') {
+            throw badRequest(
+              'This request is signed in with a session, not an API key: revoke a key by its id with DELETE /api-keys/{id}.',
+            );
+          }
+          const revoked = await apiKeys.revokeKey(bearerToken(request));
+          if (!revoked) throw notFound('This API key is unknown.');
+          return revoked;
         },
       },
       {

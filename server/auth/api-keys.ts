@@ -79,6 +79,16 @@ export class ApiKeys {
     return updated !== undefined && updated.account_id === accountId;
   }
 
+  /** Revokes the key given (its holder signing out, e.g. `twinbox logout`); undefined when it is unknown. */
+  async revokeKey(key: string): Promise<PublicApiKey | undefined> {
+    const record = await this.store.apiKeys.findOneBy('hash', hashApiKey(key));
+    if (!record) return undefined;
+    const updated = await this.store.apiKeys.update(record.id, (current) =>
+      current.revoked_at ? current : { ...current, revoked_at: new Date().toISOString() },
+    );
+    return updated && toPublicApiKey(updated);
+  }
+
   /** Records the use without holding up the request that used the key. */
   private touch(record: ApiKeyRecord, now: Date): void {
     const last = record.last_used_at ? Date.parse(record.last_used_at) : 0;

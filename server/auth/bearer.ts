@@ -25,7 +25,8 @@ export const ADMIN = 'twinbox-admin';
 
 const BEARER_PATTERN = /^Bearer +([^\s]+) *$/i;
 
-function bearerToken(request: Request): string {
+/** The token of `Authorization: Bearer <token>`; 401 when the header is missing or malformed. */
+export function bearerToken(request: Request): string {
   const header: unknown = request.headers.authorization;
   if (typeof header !== 'string' || header === '')
     throw unauthorized('Missing credentials: send the header "Authorization: Bearer <token>".');

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** The on-disk cap when the caller names none (TWINBOX_APP_LOG_FILE_BYTES's default). */
@@ -14,6 +14,10 @@ export const DEFAULT_LOG_FILE_BYTES = 16 * 1024 * 1024;
  *
  * Writes are synchronous: a chunk from a pipe (64 KiB at most) into the page cache takes microseconds, and
  * unlike a stream nothing queues in Twinbox's memory when an app prints faster than the disk takes it.
+ *
+ * Every byte has an offset: its position in everything the sink was ever given (plus `startOffset`, where
+ * a reopened log's file ended). The buffer and the files drop old bytes, but offsets never move, so a
+ * reader can ask for "what came after offset N" across rotations (SandboxLogs.slice).
  */
 export class LogSink {
   private chunks: Buffer[] = [];
@@ -21,14 +25,19 @@ export class LogSink {
   private fd: number | undefined;
   private fileBytes = 0;
   private readonly half: number;
+  /** The offset just past the last byte written. */
+  private total: number;
 
   constructor(
     readonly path: string,
     private readonly maxBytes: number,
     readonly maxFileBytes = DEFAULT_LOG_FILE_BYTES,
+    /** The offset of the end of what `path` already holds (appended to), when a log is reopened. */
+    startOffset?: number,
   ) {
     this.half = Math.max(1, Math.floor(maxFileBytes / 2));
     this.openFile();
+    this.total = startOffset ?? this.fileBytes;
   }
 
   private openFile(): void {
@@ -79,6 +88,7 @@ export class LogSink {
   write(data: Buffer | string): void {
     const chunk = typeof data === 'string' ? Buffer.from(data) : data;
     this.toFile(chunk);
+    this.total += chunk.length;
     this.chunks.push(chunk);
     this.size += chunk.length;
     while (this.size > this.maxBytes) {
@@ -103,6 +113,18 @@ export class LogSink {
     return Buffer.concat(this.chunks).toString('utf8');
   }
 
+  /** The offset just past the last byte written: where the next byte will be. */
+  get end(): number {
+    return this.total;
+  }
+
+  /** The bytes kept in memory from `offset` on (from the oldest kept one when `offset` is older). */
+  bytesFrom(offset: number): { data: Buffer; start: number } {
+    const oldest = this.total - this.size;
+    const start = Math.min(Math.max(offset, oldest), this.total);
+    return { data: Buffer.concat(this.chunks).subarray(start - oldest), start };
+  }
+
   /** The last `lines` lines, for error texts. */
   tail(lines: number): string {
     return this.text().split('\n').filter(Boolean).slice(-lines).join('\n');
@@ -114,8 +136,8 @@ export class LogSink {
   }
 }
 
-/** The last `length` bytes of a file, or fewer; empty when it does not exist. */
-async function lastBytes(path: string, length: number): Promise<Buffer> {
+/** The last `length` bytes of a file, or fewer, and the file's size; empty when it does not exist. */
+async function lastBytes(path: string, length: number): Promise<{ data: Buffer; size: number }> {
   try {
     const handle = await open(path, 'r');
     try {
@@ -123,18 +145,50 @@ async function lastBytes(path: string, length: number): Promise<Buffer> {
       const n = Math.min(size, length);
       const buffer = Buffer.alloc(n);
       await handle.read(buffer, 0, n, size - n);
-      return buffer;
+      return { data: buffer, size };
     } finally {
       await handle.close();
     }
   } catch {
-    return Buffer.alloc(0);
+    return { data: Buffer.alloc(0), size: 0 };
   }
 }
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Part of a sandbox's log from an offset on. Offsets count bytes from the start of the sandbox's output;
+ * `start` is past the asked offset when the bytes there are no longer kept, and both ends fall on
+ * character boundaries, so `text` never holds half of a UTF-8 character.
+ */
+export interface LogSlice {
+  text: string;
+  /** Offset of the first byte of `text`. */
+  start: number;
+  /** Offset just past `text`: ask from here next time. */
+  end: number;
+  /** The log is still being written (the sandbox's deploy or app runs). */
+  open: boolean;
+}
+
+/** Ended logs remembered at most, for offsets that differ from what their files alone would give. */
+const MAX_REMEMBERED_ENDS = 10_000;
 
 /** Log sinks of live sandboxes, and the files of ended ones. */
 export class SandboxLogs {
   private readonly live = new Map<string, LogSink>();
+  /**
+   * Where closed logs ended, for those whose files no longer hold all they were given (rotation dropped
+   * the oldest output): their files' bytes keep the offsets they had while live. Otherwise, and after a
+   * restart, a log's files are taken to hold it from offset 0.
+   */
+  private readonly ends = new Map<string, number>();
 
   constructor(
     private readonly dir: string,
@@ -147,7 +201,9 @@ export class SandboxLogs {
     const existing = this.live.get(sandboxId);
     if (existing) return existing;
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const sink = new LogSink(this.pathOf(sandboxId), this.maxBytes, this.maxFileBytes);
+    const path = this.pathOf(sandboxId);
+    const end = this.ends.get(sandboxId) ?? (await sizeOf(`${path}.1`)) + (await sizeOf(path));
+    const sink = new LogSink(path, this.maxBytes, this.maxFileBytes, end);
     this.live.set(sandboxId, sink);
     return sink;
   }
@@ -159,23 +215,80 @@ export class SandboxLogs {
   async close(sandboxId: string): Promise<void> {
     const sink = this.live.get(sandboxId);
     this.live.delete(sandboxId);
-    await sink?.close();
+    if (!sink) return;
+    await sink.close();
+    const path = this.pathOf(sandboxId);
+    const onDisk = (await sizeOf(`${path}.1`)) + (await sizeOf(path));
+    this.ends.delete(sandboxId);
+    if (sink.end !== onDisk) {
+      this.ends.set(sandboxId, sink.end);
+      // Oldest first out: a Map iterates in insertion order.
+      if (this.ends.size > MAX_REMEMBERED_ENDS) this.ends.delete(this.ends.keys().next().value!);
+    }
   }
 
   /** The last `maxBytes` of a sandbox's log, live or from its files (newest last); '' when it never logged. */
   async read(sandboxId: string): Promise<string> {
     const sink = this.live.get(sandboxId);
     if (sink) return sink.text();
+    return (await this.kept(sandboxId)).data.toString('utf8');
+  }
+
+  /**
+   * The log from `offset` on, within what `read` would give (the last `maxBytes`): older bytes are gone
+   * from the answer, and `start` says where it begins. An offset past the end gets an empty slice at
+   * the end, so a reader holding an offset from before a restart finds where the log stands now.
+   */
+  async slice(sandboxId: string, offset: number): Promise<LogSlice> {
+    const sink = this.live.get(sandboxId);
+    const { data, start } = sink ? sink.bytesFrom(offset) : await this.keptFrom(sandboxId, offset);
+    const head = leadingContinuationBytes(data);
+    const tail = data.length - incompleteTail(data);
+    const whole = head <= tail ? data.subarray(head, tail) : Buffer.alloc(0);
+    return {
+      text: whole.toString('utf8'),
+      start: start + Math.min(head, tail),
+      end: start + Math.min(head, tail) + whole.length,
+      open: sink !== undefined,
+    };
+  }
+
+  /** The last `maxBytes` of a closed log's files, and the offset of their first byte. */
+  private async kept(sandboxId: string): Promise<{ data: Buffer; start: number }> {
     const path = this.pathOf(sandboxId);
     const newest = await lastBytes(path, this.maxBytes);
-    const older =
-      newest.length < this.maxBytes
-        ? await lastBytes(`${path}.1`, this.maxBytes - newest.length)
-        : Buffer.alloc(0);
-    return Buffer.concat([older, newest]).toString('utf8');
+    const older = await lastBytes(`${path}.1`, this.maxBytes - newest.data.length);
+    const data = older.data.length ? Buffer.concat([older.data, newest.data]) : newest.data;
+    const end = this.ends.get(sandboxId) ?? older.size + newest.size;
+    return { data, start: end - data.length };
+  }
+
+  private async keptFrom(sandboxId: string, offset: number): Promise<{ data: Buffer; start: number }> {
+    const { data, start: oldest } = await this.kept(sandboxId);
+    const end = oldest + data.length;
+    const start = Math.min(Math.max(offset, oldest), end);
+    return { data: data.subarray(start - oldest), start };
   }
 
   private pathOf(sandboxId: string): string {
     return join(this.dir, `${encodeURIComponent(sandboxId)}.log`);
   }
+}
+
+/** UTF-8 continuation bytes (10xxxxxx) at the start: the rest of a character that began earlier. */
+function leadingContinuationBytes(data: Buffer): number {
+  let n = 0;
+  while (n < Math.min(3, data.length) && (data[n]! & 0xc0) === 0x80) n++;
+  return n;
+}
+
+/** Bytes at the end that begin a UTF-8 character whose other bytes have not been written yet. */
+function incompleteTail(data: Buffer): number {
+  for (let back = 1; back <= Math.min(4, data.length); back++) {
+    const byte = data[data.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: the lead is further back
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
 }

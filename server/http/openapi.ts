@@ -27,10 +27,13 @@ export function buildOpenApi(server: Server, info: { title: string; version: str
       summary: settings.description,
       tags: settings.tags.filter((tag) => tag !== 'api'),
       parameters: [...parameters(validate.params, 'path'), ...parameters(validate.query, 'query')],
-      responses: responses({
-        ...(settings.response?.status as Record<number, Joi.Schema> | undefined),
-        ...Object.fromEntries(documentedErrors(settings.plugins).map((code) => [code, errorSchema])),
-      }),
+      responses: responses(
+        {
+          ...(settings.response?.status as Record<number, Joi.Schema> | undefined),
+          ...Object.fromEntries(documentedErrors(settings.plugins).map((code) => [code, errorSchema])),
+        },
+        (settings.plugins as { openapi?: SuccessExtras } | undefined)?.openapi,
+      ),
     };
     if (validate.payload) {
       operation.requestBody = {
@@ -74,12 +77,34 @@ function parameters(schema: Joi.Schema | undefined, location: 'path' | 'query'):
   }));
 }
 
-function responses(status: Record<number, Joi.Schema> | undefined): Record<string, object> {
+/** What a route that does not answer JSON, or answers with headers of note, says of its success. */
+export interface SuccessExtras {
+  contentType?: string;
+  /** Header name → what it means. */
+  headers?: Record<string, string>;
+}
+
+function responses(
+  status: Record<number, Joi.Schema> | undefined,
+  extras: SuccessExtras = {},
+): Record<string, object> {
   const result: Record<string, object> = {};
   for (const [code, schema] of Object.entries(status ?? {})) {
+    const success = Number(code) < 400;
+    const headers = success && extras.headers;
     result[code] = {
-      description: Number(code) < 400 ? 'Success' : 'Error',
-      content: { 'application/json': { schema: toJsonSchema(schema) } },
+      description: success ? 'Success' : 'Error',
+      ...(headers && {
+        headers: Object.fromEntries(
+          Object.entries(headers).map(([name, description]) => [
+            name,
+            { description, schema: { type: 'string' } },
+          ]),
+        ),
+      }),
+      content: {
+        [(success && extras.contentType) || 'application/json']: { schema: toJsonSchema(schema) },
+      },
     };
   }
   if (Object.keys(result).length === 0) result.default = { description: 'Response' };
