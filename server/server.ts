@@ -26,6 +26,7 @@ import { renderErrorPages } from './web/respond.ts';
 import { WebSessions } from './web/session.ts';
 import type { GitHubApp } from '../app/index.ts';
 import { githubAppRoutes } from '../app/routes.ts';
+import { timelineRoutes, type TimelineService } from './timeline/index.ts';
 
 export interface ServerDeps {
   port: number;
@@ -39,6 +40,8 @@ export interface ServerDeps {
   catalog: TwinCatalog;
   sandboxes: SandboxService;
   scenarios: ScenarioService;
+  /** GET /sandboxes/{id}/timeline (server/timeline/); absent: the route is not mounted. */
+  timeline?: TimelineService;
   /** The deploy engine's logs behind GET /sandboxes/{id}/logs; without it that route answers empty. */
   appLogs?: AppLogReader;
   adminToken: string | undefined;
@@ -100,6 +103,7 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
     plugin: sandboxRoutes,
     options: { sandboxes: deps.sandboxes, appLogs: deps.appLogs },
   });
+  if (deps.timeline) await server.register({ plugin: timelineRoutes, options: { timeline: deps.timeline } });
   await server.register({ plugin: scenarioRoutes, options: { scenarios: deps.scenarios } });
   await server.register({ plugin: apiKeyRoutes, options: { apiKeys: deps.apiKeys } });
   if (deps.identity) {

@@ -23,6 +23,7 @@ import { createGitHubApp, type GitHubApp } from '../app/index.ts';
 import { chooseLogFormat, createLogger } from './logger.ts';
 import { githubWebHosts } from './sandboxes/pull-request-url.ts';
 import { attachRouter, sandboxHosts } from './router/index.ts';
+import { createTimeline, type Timeline } from './timeline/index.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -53,6 +54,8 @@ export interface Twinbox {
   /** The GitHub App (app/), when GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY and GITHUB_WEBHOOK_SECRET are set. */
   githubApp: GitHubApp | undefined;
   reaper: TtlReaper;
+  /** The sandbox timeline (GET /sandboxes/{id}/timeline) and what feeds it. */
+  timeline: Timeline;
   /** Stops the reaper, the deploy queue and the server, then releases the data directory. */
   stop(): Promise<void>;
 }
@@ -121,6 +124,14 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       githubWebHosts: githubWebHosts(config.githubWebUrl),
       sandboxQuota: config.sandboxQuota,
     });
+    const timeline = createTimeline({
+      store,
+      logger,
+      lifecycle,
+      sandboxes,
+      twinSocket: engine && ((id, twin) => engine.directory.socketFor(id, { kind: 'twin', name: twin })),
+    });
+    if (engine) engine.deployer.onStep = timeline.onStep;
     const reaper = new TtlReaper(store, lifecycle, logger, config.reaperIntervalMs);
     const githubApp = config.githubApp
       ? await createGitHubApp({
@@ -148,6 +159,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       scenarios,
       adminToken: config.adminToken,
       appLogs: engine?.deployer.logs,
+      timeline: timeline.service,
       identity,
       githubApp,
       secureCookies: config.publicUrl?.startsWith('https:') ?? false,
@@ -161,6 +173,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
           endpoints: engine.directory,
           logger,
           adminToken: config.adminToken,
+          observe: timeline.requests.observe,
         })
       : undefined;
     await reaper.start();
@@ -175,6 +188,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
         await githubApp?.close();
         await lifecycle.stop();
         await engine?.close();
+        await timeline.idle();
         await identity.mail.close();
         await store.close();
         lock.release();
@@ -192,6 +206,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       engine,
       githubApp,
       reaper,
+      timeline,
       stop,
     };
   } catch (error) {

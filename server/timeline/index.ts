@@ -1,0 +1,72 @@
+import type { Logger } from 'pino';
+import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
+import type { SandboxService } from '../sandboxes/service.ts';
+import type { Store } from '../store/store.ts';
+import type { TwinFactory } from '../twins/driver.ts';
+import { twinFactories } from '../twins/registry.ts';
+import { AppRequestRecorder } from './app-requests.ts';
+import { SandboxEvents } from './events.ts';
+import { TimelineService } from './service.ts';
+import { TwinLogs, type TwinSocketResolver } from './twin-logs.ts';
+
+export { timelineRoutes } from './routes.ts';
+export type { TimelineEntry } from './entries.ts';
+export type { TimelinePage, TimelineService } from './service.ts';
+export type { TwinSocketResolver } from './twin-logs.ts';
+
+/** The sandbox timeline's parts, as the composition root wires them (docs/timeline.md). */
+export interface Timeline {
+  service: TimelineService;
+  /** Its `observe` goes to the router (RouterOptions.observe). */
+  requests: AppRequestRecorder;
+  events: SandboxEvents;
+  /** Goes to the deployer (LocalDeployer.onStep). */
+  onStep: SandboxEvents['onStep'];
+  /** Waits for events still being written (shutdown, tests). */
+  idle(): Promise<void>;
+}
+
+export interface TimelineOptions {
+  store: Store;
+  logger: Logger;
+  lifecycle: SandboxLifecycle;
+  sandboxes: SandboxService;
+  /** Where a live sandbox's twins listen (the deploy engine's directory); absent without an engine. */
+  twinSocket?: TwinSocketResolver;
+  factories?: ReadonlyMap<string, TwinFactory>;
+}
+
+export function createTimeline(options: TimelineOptions): Timeline {
+  const factories = options.factories ?? twinFactories;
+  const events = new SandboxEvents(options.store, options.logger);
+  events.attach(options.lifecycle);
+  const requests = new AppRequestRecorder();
+  const twinLogs = new TwinLogs({
+    socketFor: options.twinSocket ?? (() => undefined),
+    twinNames: [...factories.keys()],
+    logger: options.logger,
+  });
+  // A sandbox's twins stop with it: their logs are copied as soon as its end is announced, before the
+  // pod goes (a crash, a failed or cancelled deploy step, expiry or deletion).
+  options.lifecycle.on('crashed', (id) => void archiveOf(id));
+  options.lifecycle.on('change', (sandbox) => {
+    if (sandbox.status === 'failed' || sandbox.status === 'expired' || sandbox.status === 'deleted')
+      twinLogs.archive(sandbox.id, sandbox.twin_admin_token);
+  });
+  const archiveOf = async (id: string) => {
+    const sandbox = await options.store.sandboxes.get(id);
+    if (sandbox) twinLogs.archive(id, sandbox.twin_admin_token);
+  };
+  const onStep: SandboxEvents['onStep'] = (sandboxId, step, phase, durationMs, error) => {
+    if (phase === 'failed') void archiveOf(sandboxId);
+    events.onStep(sandboxId, step, phase, durationMs, error);
+  };
+  const service = new TimelineService({
+    sandboxes: options.sandboxes,
+    events,
+    requests,
+    twinLogs,
+    factories,
+  });
+  return { service, requests, events, onStep, idle: () => events.idle() };
+}
