@@ -201,6 +201,10 @@ export class LocalDeployer implements Deployer {
     return this.opts.pods.startTwins(pod, names, {
       adminToken: ctx.sandbox.twin_admin_token,
       seeds: ctx.seeds,
+      // Pages a twin shows to people (a hosted checkout) must link to where browsers reach it.
+      publicUrls: Object.fromEntries(
+        names.map((name) => [name, this.opts.urls.twinUrl(ctx.sandbox.id, name)]),
+      ),
     });
   }
 

@@ -234,13 +234,14 @@ export class PodManager {
   async startTwins(
     pod: Pod,
     names: string[],
-    opts: { adminToken: string; seeds?: Record<string, unknown> },
+    opts: { adminToken: string; seeds?: Record<string, unknown>; publicUrls?: Record<string, string> },
   ): Promise<Record<string, TwinEntry>> {
     const { twins } = await pod.call<{ twins: Record<string, TwinEntry> }>('POST', '/twins', {
       sandbox_id: pod.sandboxId,
       names,
       admin_token: opts.adminToken,
       seeds: opts.seeds,
+      public_urls: opts.publicUrls,
     });
     return twins;
   }

@@ -69,6 +69,7 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const entries = await twins.start(sandboxId, body.names as string[], {
       adminToken: String(body.admin_token),
       seeds: body.seeds as Record<string, unknown> | undefined,
+      publicUrls: body.public_urls as Record<string, string> | undefined,
     });
     return send(res, 200, { twins: entries });
   }

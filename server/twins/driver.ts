@@ -99,8 +99,13 @@ export interface TwinFactory {
   summarize?(state: unknown): TwinSummary;
   /** Validates a seed document; returns the normalised seed or throws TwinInputError. */
   validateSeed(seed: unknown): unknown;
-  /** Starts a driver. `saved` is a previous `snapshot()` to restore instead of seeding. */
-  create(opts: { baseUrl: string; seed: unknown; saved?: unknown }): Promise<TwinDriver>;
+  /**
+   * Starts a driver. `saved` is a previous `snapshot()` to restore instead of seeding. `baseUrl` is where
+   * the app reaches the twin (inside its sandbox); `publicUrl` where a person's browser does (through the
+   * router), for pages the twin serves to people, such as a hosted checkout. Outside a sandbox they are
+   * the same, and `publicUrl` may be absent.
+   */
+  create(opts: { baseUrl: string; publicUrl?: string; seed: unknown; saved?: unknown }): Promise<TwinDriver>;
   /**
    * What a logged request changed in the twin's state, in one line ("customer cus_123 created"), for
    * the sandbox timeline; undefined when it changed nothing (a read, a refusal). Twinbox calls it on

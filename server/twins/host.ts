@@ -37,6 +37,8 @@ export interface StartTwinsOptions {
   adminToken: string;
   /** Seed document per twin name (see docs/twins.md for each twin's seed shape). */
   seeds?: Record<string, unknown>;
+  /** Per twin name, where browsers reach it when not at its own base URL (the router's URL). */
+  publicUrls?: Record<string, string>;
 }
 
 /**
@@ -95,6 +97,7 @@ export class TwinHost {
                 logger: this.opts.logger,
                 socketPath: this.socketPath(name),
                 bodyLimitBytes: this.opts.bodyLimitBytes,
+                publicUrl: opts.publicUrls?.[name],
               });
               started.push(instance);
               running.set(name, instance);
@@ -165,6 +168,7 @@ export class TwinHost {
                 logger: this.opts.logger,
                 socketPath: this.socketPath(record.twin),
                 bodyLimitBytes: this.opts.bodyLimitBytes,
+                publicUrl: record.public_url,
               });
               running.set(record.twin, instance);
             } catch (error) {

@@ -48,6 +48,8 @@ export interface InstanceOptions {
   logger?: Logger;
   /** Also serve on this Unix socket: the router reaches a twin in a sandbox's network namespace this way. */
   socketPath?: string;
+  /** Where browsers reach this instance (the router's URL for it); default: its own base URL. */
+  publicUrl?: string;
 }
 
 const SAVE_DEBOUNCE_MS = 20;
@@ -81,6 +83,7 @@ export class TwinInstance {
     try {
       instance.driver = await opts.factory.create({
         baseUrl: instance.baseUrl,
+        publicUrl: opts.publicUrl ?? instance.baseUrl,
         seed: opts.seed,
         saved: opts.saved,
       });
@@ -143,6 +146,7 @@ export class TwinInstance {
       sandbox_id: this.opts.sandboxId,
       port: this.port,
       admin_token_sha256: this.opts.adminTokenHash,
+      ...(this.opts.publicUrl ? { public_url: this.opts.publicUrl } : {}),
       seed: this.opts.seed,
       state: this.driver.snapshot(),
       saved_at: new Date().toISOString(),

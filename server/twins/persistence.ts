@@ -10,6 +10,8 @@ export interface PersistedInstance {
   port: number;
   /** SHA-256 of the sandbox admin token: the token itself is never written. */
   admin_token_sha256: string;
+  /** Where browsers reach the instance, when that is not its own base URL (a sandbox's, via the router). */
+  public_url?: string;
   /** The seed the instance was started with: reset returns to it. */
   seed: unknown;
   /** Driver-specific full state (engine snapshot, generated credentials, webhook target). */

@@ -1,11 +1,11 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readProfile } from '../../server/deploy/profile.ts';
 import { planWebhooks } from '../../server/deploy/webhook-targets.ts';
 
-async function profileOf(t: Parameters<Parameters<typeof t.test>[1]>[0], yml: string) {
+async function profileOf(t: Test, yml: string) {
   const dir = await mkdtemp(join(tmpdir(), 'twinbox-webhooks-profile-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await mkdir(join(dir, '.github'));
