@@ -1,0 +1,128 @@
+import t from 'tap';
+import { createHmac } from 'node:crypto';
+import { Octokit } from '@octokit/rest';
+import { WebClient } from '@slack/web-api';
+import { call, createUser } from '../helpers/twinbox.ts';
+import {
+  deployingTwinbox,
+  deploySandbox,
+  exampleFiles,
+  githubToDeployFrom,
+  until,
+} from '../helpers/deploy.ts';
+import { requireHost } from '../security/isolation-fixtures.ts';
+
+interface Received {
+  source: string;
+  type: string;
+  id: string;
+  summary: string;
+}
+
+// A real deploy with full isolation (root, bubblewrap, cgroups; the npm registry for the app's `stripe`):
+// the twins deliver inside the sandbox's network namespace, to the app's port there.
+t.test(
+  'the webhooks example app receives verified events from its Stripe, GitHub and Slack twins',
+  async (t) => {
+    if (!requireHost(t, { bwrap: true, root: true, cgroups: true })) return;
+    const gh = await githubToDeployFrom(t);
+    await gh.createRepo({ owner: 'octocat', name: 'shop', files: await exampleFiles('webhooks-app') });
+    const tb = await deployingTwinbox(t, gh);
+    const user = await createUser(tb);
+    const sandbox = await deploySandbox(tb, user, { repo: 'octocat/shop', branch: 'main' }, 240_000);
+    const logs = async () =>
+      (await call(tb, { url: `/sandboxes/${sandbox.sandbox_id}/logs`, token: user.key })).body;
+    if (sandbox.status !== 'ready') t.comment(await logs());
+    t.equal(sandbox.status, 'ready', sandbox.error ?? '');
+    t.equal(sandbox.isolation, 'full', 'the app and its twins are in their own network namespace');
+    t.same(Object.keys(sandbox.twins).sort(), ['github', 'slack', 'stripe']);
+    const env: Record<string, string> = sandbox.env_vars;
+    t.match(env.STRIPE_WEBHOOK_SECRET, /^whsec_/, 'the app has the secrets the vendors verify with');
+    t.ok(env.GITHUB_WEBHOOK_SECRET);
+    t.ok(env.SLACK_SIGNING_SECRET);
+
+    const admin = async (twin: string) => {
+      const response = await fetch(`${sandbox.twins[twin].admin_url}/webhooks`, {
+        headers: { authorization: `Bearer ${sandbox.twin_admin_token}` },
+      });
+      return (await response.json()) as {
+        target: { url: string } | null;
+        deliveries: Array<{ event: string; state: string; url: string; attempts: unknown[] }>;
+      };
+    };
+    const paths = {
+      stripe: '/api/webhooks/stripe',
+      github: '/api/webhooks/github',
+      slack: '/api/slack/events',
+    };
+    for (const [twin, path] of Object.entries(paths)) {
+      t.same((await admin(twin)).target, { url: `http://127.0.0.1:3000${path}`, events: ['*'] }, twin);
+    }
+    t.match(
+      await logs(),
+      /webhooks: stripe events go to http:\/\/127\.0\.0\.1:3000\/api\/webhooks\/stripe \(twinbox\.yml\), signed with STRIPE_WEBHOOK_SECRET/,
+    );
+
+    const received = async (): Promise<Received[]> =>
+      ((await (await fetch(`${sandbox.app_url}/events.json`)).json()) as { received: Received[] }).received;
+    const arrives = (what: string, match: (r: Received) => boolean) =>
+      until(async () => (await received()).some(match), what, 60_000);
+
+    t.test('GitHub: an issue opened with Octokit reaches the app as a verified issues.opened', async (t) => {
+      const octokit = new Octokit({ baseUrl: sandbox.twins.github.base_url, auth: env.GITHUB_TOKEN });
+      const me = await octokit.rest.users.getAuthenticated();
+      await octokit.rest.repos.createForAuthenticatedUser({ name: 'storefront' });
+      const issue = await octokit.rest.issues.create({
+        owner: me.data.login,
+        repo: 'storefront',
+        title: 'Checkout button is blue',
+      });
+      await arrives('issues.opened at the app', (r) => r.source === 'github' && r.type === 'issues.opened');
+      const seen = (await received()).find((r) => r.type === 'issues.opened')!;
+      t.equal(seen.summary, issue.data.title);
+      const deliveries = (await admin('github')).deliveries.filter((d) => d.event === 'issues');
+      t.match(deliveries, [{ state: 'delivered', url: 'http://127.0.0.1:3000/api/webhooks/github' }]);
+    });
+
+    t.test(
+      'Slack: a message posted with @slack/web-api reaches the app as a verified message event',
+      async (t) => {
+        const slack = new WebClient(env.SLACK_BOT_TOKEN, {
+          slackApiUrl: `${sandbox.twins.slack.base_url}/api/`,
+        });
+        const posted = await slack.chat.postMessage({ channel: 'general', text: 'Order shipped' });
+        t.equal(posted.ok, true);
+        await arrives(
+          'the message event at the app',
+          (r) => r.source === 'slack' && r.summary === 'Order shipped',
+        );
+        t.match(
+          (await received()).find((r) => r.source === 'slack'),
+          { type: 'message', id: /^Ev/ },
+        );
+        t.match((await admin('slack')).deliveries, [{ event: 'message', state: 'delivered' }]);
+      },
+    );
+
+    t.test('the app believes only signed events: forged ones are refused', async (t) => {
+      const body = JSON.stringify({ action: 'opened', issue: { title: 'forged' } });
+      const forged = await fetch(`${sandbox.app_url}/api/webhooks/github`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'issues',
+          'x-hub-signature-256': `sha256=${createHmac('sha256', 'not-the-secret').update(body).digest('hex')}`,
+        },
+        body,
+      });
+      t.equal(forged.status, 400);
+      const stripeForged = await fetch(`${sandbox.app_url}/api/webhooks/stripe`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+        body: '{"type":"checkout.session.completed"}',
+      });
+      t.equal(stripeForged.status, 400);
+      t.notOk((await received()).some((r) => r.summary === 'forged'));
+    });
+  },
+);
