@@ -9,6 +9,8 @@ export interface Config {
   /** Host name put into app and twin URLs handed to callers. */
   publicHost: string;
   dataDir: string;
+  /** PostgreSQL store (docs/store.md); unset: the embedded store under `dataDir`. */
+  databaseUrl: string | undefined;
   jwtSecret: string | undefined;
   sessionTtlMinutes: number;
   adminToken: string | undefined;
@@ -78,6 +80,12 @@ const schema = Joi.object({
   TWINBOX_BIND_HOST: Joi.string().hostname().default('127.0.0.1'),
   TWINBOX_PUBLIC_HOST: Joi.string().hostname().default('127.0.0.1'),
   TWINBOX_DATA_DIR: Joi.string().min(1).default('./.twinbox'),
+  TWINBOX_DATABASE_URL: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .messages({
+      'string.uriCustomScheme': '"TWINBOX_DATABASE_URL" must be a postgres:// or postgresql:// URL',
+      'string.uri': '"TWINBOX_DATABASE_URL" must be a postgres:// or postgresql:// URL',
+    }),
   TWINBOX_JWT_SECRET: Joi.string().min(32).messages({
     'string.min': '"TWINBOX_JWT_SECRET" must be at least 32 characters (use 32+ random bytes)',
   }),
@@ -192,6 +200,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     bindHost: v.TWINBOX_BIND_HOST,
     publicHost: v.TWINBOX_PUBLIC_HOST,
     dataDir: resolve(v.TWINBOX_DATA_DIR),
+    databaseUrl: v.TWINBOX_DATABASE_URL,
     jwtSecret: v.TWINBOX_JWT_SECRET,
     sessionTtlMinutes: v.TWINBOX_SESSION_TTL_MINUTES,
     adminToken: v.TWINBOX_ADMIN_TOKEN,

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from './config.ts';
 import type { Store } from './store/store.ts';
 import { openLowdbStore } from './store/lowdb-store.ts';
+import { openPostgresStore } from './store/postgres/store.ts';
 import { lockDataDir, type DataDirLock } from './store/data-dir-lock.ts';
 import { ApiKeys } from './auth/api-keys.ts';
 import { Sessions } from './auth/sessions.ts';
@@ -72,9 +73,17 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       undefined,
       chooseLogFormat(config.logFormat, config.env, process.stdout.isTTY === true),
     );
+  // The data directory keeps this process's own files (twin state, workspaces, logs) on either store,
+  // so it stays one process's; a database is shared by any number of processes (docs/store.md).
   const lock: DataDirLock = lockDataDir(config.dataDir);
+  let opened: Store | undefined;
   try {
-    const store = await openLowdbStore(config.dataDir);
+    const store = (opened = config.databaseUrl
+      ? await openPostgresStore({
+          url: config.databaseUrl,
+          log: (level, message) => logger[level](message),
+        })
+      : await openLowdbStore(config.dataDir));
     const accounts = new Accounts(store);
     const apiKeys = new ApiKeys(store, (error) =>
       logger.warn({ err: error }, 'could not record API key use'),
@@ -210,6 +219,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       stop,
     };
   } catch (error) {
+    await opened?.close().catch(() => {});
     lock.release();
     throw error;
   }

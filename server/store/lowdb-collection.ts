@@ -3,7 +3,7 @@ import { mkdir, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { DurableJsonFile } from './durable-json-file.ts';
-import { UniqueViolationError, type Collection } from './store.ts';
+import { SAFE_RECORD_ID, UniqueViolationError, UnsafeIdError, type Collection } from './store.ts';
 
 export interface CollectionOptions<T> {
   /** Fields whose values identify at most one record. */
@@ -11,9 +11,6 @@ export interface CollectionOptions<T> {
   /** Fields looked up with findBy / findOneBy. Unique fields are indexed too. */
   indexed?: (keyof T & string)[];
 }
-
-/** Record ids become file names, so they are restricted to a safe alphabet. */
-const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
  * A collection kept as one lowdb JSON file per record under `directory`, with all records and their
@@ -96,10 +93,11 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   }
 
   insert(record: T): Promise<T> {
-    assertSafeId(record.id);
-    if (this.records.has(record.id) || this.chains.busy(record.id)) {
-      return Promise.reject(new UniqueViolationError(this.name, 'id'));
-    }
+    // Record ids become file names, so they are restricted to a safe alphabet.
+    if (!SAFE_RECORD_ID.test(record.id)) return Promise.reject(new UnsafeIdError(this.name, record.id));
+    if (this.records.has(record.id)) return Promise.reject(new UniqueViolationError(this.name, 'id'));
+    // Not refused for a write still in flight on this id: the chain runs after it and checks again, so
+    // an insert right after a delete of the same id succeeds.
     return this.chains.run(record.id, async () => {
       if (this.records.has(record.id)) throw new UniqueViolationError(this.name, 'id');
       await this.writeClaiming(undefined, record);
@@ -108,7 +106,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   }
 
   update(id: string, change: (current: T) => T): Promise<T | undefined> {
-    if (!SAFE_ID.test(id)) return Promise.resolve(undefined);
+    if (!SAFE_RECORD_ID.test(id)) return Promise.resolve(undefined);
     return this.chains.run(id, async () => {
       const current = this.records.get(id);
       if (!current) return undefined;
@@ -120,7 +118,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   }
 
   delete(id: string): Promise<boolean> {
-    if (!SAFE_ID.test(id)) return Promise.resolve(false);
+    if (!SAFE_RECORD_ID.test(id)) return Promise.resolve(false);
     return this.chains.run(id, async () => {
       const current = this.records.get(id);
       if (!current) return false;
@@ -192,8 +190,4 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   private pathOf(id: string): string {
     return join(this.directory, `${id}.json`);
   }
-}
-
-function assertSafeId(id: string): void {
-  if (!SAFE_ID.test(id)) throw new Error(`record id ${JSON.stringify(id)} is not a safe file name`);
 }

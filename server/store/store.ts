@@ -12,14 +12,20 @@ import type {
 } from './records.ts';
 
 /**
- * The Store: every durable fact Twinbox keeps. The embedded implementation is lowdb-store.ts; a
- * PostgreSQL one can take its place behind this interface.
+ * The Store: every durable fact Twinbox keeps. Two implementations: the embedded lowdb-store.ts (the
+ * default) and postgres/store.ts (TWINBOX_DATABASE_URL). Which collections exist, and which of their
+ * fields are unique or indexed, is declared once in collections.ts. test/store/contract.ts checks both
+ * against this contract:
  *
- * Contract:
- * - A write's promise resolves only once the write is durable (on disk, fsynced).
+ * - A write's promise resolves only once the write is durable (fsynced, or committed).
  * - Unique fields are enforced where the data is written, atomically: a second record with the same
- *   value is refused with UniqueViolationError, whatever the interleaving of concurrent calls.
- * - `update` is a read-modify-write on the latest state of the record, serialized per record.
+ *   value is refused with UniqueViolationError, whatever the interleaving of concurrent calls. Null and
+ *   absent values are not unique-checked.
+ * - `update` is a read-modify-write on the latest state of the record, serialized per record; when
+ *   `change` throws, nothing is written and the error is the update's.
+ * - Record ids are 1 to 128 of `A-Z a-z 0-9 _ -`: `insert` refuses others with UnsafeIdError, and no
+ *   record can be found, updated or deleted under one.
+ * - `findBy` / `findOneBy` work on indexed and unique fields only; the order of `findBy` is unspecified.
  */
 export interface Collection<T extends { id: string }> {
   get(id: string): Promise<T | undefined>;
@@ -55,5 +61,18 @@ export class UniqueViolationError extends Error {
   ) {
     super(`${collection}.${field} must be unique`);
     this.name = 'UniqueViolationError';
+  }
+}
+
+/** Record ids a store accepts: the embedded store makes them file names. */
+export const SAFE_RECORD_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export class UnsafeIdError extends Error {
+  constructor(
+    readonly collection: string,
+    id: string,
+  ) {
+    super(`${collection}: record id ${JSON.stringify(id)} is not 1-128 of A-Z a-z 0-9 _ -`);
+    this.name = 'UnsafeIdError';
   }
 }

@@ -2,7 +2,7 @@ import t from 'tap';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LowdbCollection } from '../../server/store/lowdb-collection.ts';
-import { UniqueViolationError } from '../../server/store/store.ts';
+import { UniqueViolationError, UnsafeIdError } from '../../server/store/store.ts';
 import { tempDir } from '../helpers/twinbox.ts';
 
 interface Person {
@@ -88,7 +88,7 @@ t.test('a change that throws refuses the update', async (t) => {
 
 t.test('ids that are not safe file names are refused', async (t) => {
   const people = await open(await tempDir(t));
-  t.throws(() => people.insert({ id: '../escape', email: 'e@x.io', team: 't' }), /safe file name/);
+  await t.rejects(people.insert({ id: '../escape', email: 'e@x.io', team: 't' }), UnsafeIdError);
   t.equal(await people.get('../escape'), undefined);
   t.equal(await people.update('../x', (p) => p), undefined);
 });

@@ -1,0 +1,152 @@
+import type { DatabaseError, Pool, PoolClient } from 'pg';
+import type { CollectionSpec } from '../collections.ts';
+import { encodeJson, escapeString } from './codec.ts';
+import { SAFE_RECORD_ID, UniqueViolationError, UnsafeIdError, type Collection } from '../store.ts';
+
+/** SQLSTATE of a unique index refusing a row. */
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * A collection as one table: `id text primary key`, the record as `data jsonb`. Unique and indexed
+ * fields are expression indexes on `data ->> field` (migrations/), so the database enforces uniqueness
+ * for every process that shares it.
+ */
+export class PostgresCollection<T extends { id: string }> implements Collection<T> {
+  private readonly table: string;
+  private readonly lookup: Set<string>;
+  /** Index name -> field, to name the field of a unique violation. */
+  private readonly uniqueIndexes = new Map<string, string>();
+
+  constructor(
+    private readonly pool: Pool,
+    readonly name: string,
+    spec: Pick<CollectionSpec<T>, 'unique' | 'indexed'>,
+  ) {
+    this.table = quoteIdent(name);
+    this.lookup = new Set([...spec.unique, ...spec.indexed]);
+    this.uniqueIndexes.set(`${name}_pkey`, 'id');
+    for (const field of spec.unique) this.uniqueIndexes.set(`${name}_${field}_key`, field);
+  }
+
+  async get(id: string): Promise<T | undefined> {
+    if (!SAFE_RECORD_ID.test(id)) return undefined;
+    const { rows } = await this.pool.query<{ data: T }>(`SELECT data FROM ${this.table} WHERE id = $1`, [id]);
+    return rows[0]?.data;
+  }
+
+  async findBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T[]> {
+    const { rows } = await this.pool.query<{ data: T }>(
+      `SELECT data FROM ${this.table} WHERE ${this.matching(field, value)}`,
+      this.matchParams(field, value),
+    );
+    return rows.map((row) => row.data);
+  }
+
+  async findOneBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T | undefined> {
+    const { rows } = await this.pool.query<{ data: T }>(
+      `SELECT data FROM ${this.table} WHERE ${this.matching(field, value)} LIMIT 1`,
+      this.matchParams(field, value),
+    );
+    return rows[0]?.data;
+  }
+
+  async count(): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.table}`);
+    return rows[0]!.n;
+  }
+
+  async insert(record: T): Promise<T> {
+    if (!SAFE_RECORD_ID.test(record.id)) throw new UnsafeIdError(this.name, record.id);
+    try {
+      await this.pool.query(`INSERT INTO ${this.table} (id, data) VALUES ($1, $2::jsonb)`, [
+        record.id,
+        encodeJson(record),
+      ]);
+    } catch (error) {
+      throw this.translate(error);
+    }
+    return record;
+  }
+
+  /**
+   * Locks the row (`SELECT ... FOR UPDATE`), so concurrent updates of one record, from this process
+   * or any other, run one after the other on the latest committed state; `change` runs in between,
+   * and its throwing rolls the transaction back.
+   */
+  async update(id: string, change: (current: T) => T): Promise<T | undefined> {
+    if (!SAFE_RECORD_ID.test(id)) return undefined;
+    return this.transaction(async (client) => {
+      const { rows } = await client.query<{ data: T }>(
+        `SELECT data FROM ${this.table} WHERE id = $1 FOR UPDATE`,
+        [id],
+      );
+      const current = rows[0]?.data;
+      if (!current) return undefined;
+      const next = change(current);
+      if (next.id !== id) throw new Error(`${this.name}: update may not change a record's id`);
+      await client.query(`UPDATE ${this.table} SET data = $2::jsonb WHERE id = $1`, [id, encodeJson(next)]);
+      return next;
+    });
+  }
+
+  async delete(id: string): Promise<boolean> {
+    if (!SAFE_RECORD_ID.test(id)) return false;
+    const { rowCount } = await this.pool.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  /**
+   * `data ->> field = $1` finds the rows through the field's index; `data -> field = $2` then keeps
+   * only those whose JSON value is exactly the one asked for (so 1 does not find "1"). Null finds
+   * records whose field is null, undefined those without the field, as the embedded store does.
+   */
+  private matching(field: string, value: unknown): string {
+    if (!this.lookup.has(field)) throw new Error(`${this.name}.${field} is not indexed`);
+    const f = quoteLiteral(field);
+    if (value === undefined) return `data ->> ${f} IS NULL AND NOT data ? ${f}`;
+    if (value === null) return `data ->> ${f} IS NULL AND data -> ${f} = 'null'::jsonb`;
+    return `data ->> ${f} = $1 AND data -> ${f} = $2::jsonb`;
+  }
+
+  private matchParams(_field: string, value: unknown): unknown[] {
+    if (value === undefined || value === null) return [];
+    return [typeof value === 'string' ? escapeString(value) : JSON.stringify(value), encodeJson(value)];
+  }
+
+  private async transaction<R>(work: (client: PoolClient) => Promise<R>): Promise<R> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        // The connection is unusable: the pool must not hand it out again.
+        broken = rollbackError as Error;
+      }
+      throw this.translate(error);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private translate(error: unknown): unknown {
+    const pgError = error as DatabaseError;
+    if (pgError?.code !== UNIQUE_VIOLATION) return error;
+    const field = pgError.constraint ? this.uniqueIndexes.get(pgError.constraint) : undefined;
+    return new UniqueViolationError(this.name, field ?? pgError.constraint ?? 'unknown');
+  }
+}
+
+/** Table and field names come from collections.ts, never from a request; quoted all the same. */
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+function quoteLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}

@@ -1,0 +1,103 @@
+import pg from 'pg';
+import type { Store } from '../store.ts';
+import { openCollections } from '../collections.ts';
+import { PostgresCollection } from './collection.ts';
+import { decodeJson } from './codec.ts';
+import { migrate, verifySchema } from './migrate.ts';
+
+const JSONB_OID = 3802;
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database`; `?options=-c search_path=<schema>` picks a schema. */
+  url: string;
+  /** Connections this process keeps open at most. */
+  poolSize?: number;
+  /** What migrations report, and errors of idle connections (the pool replaces them). */
+  log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
+}
+
+export class DatabaseUnavailableError extends Error {
+  constructor(where: string, cause: unknown) {
+    super(
+      `Could not open the PostgreSQL store at ${where} (TWINBOX_DATABASE_URL): ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/**
+ * Opens the store on PostgreSQL: a pool, then the pending migrations (under an advisory lock, so
+ * processes starting at once are safe), then a check that the schema has every collection of
+ * collections.ts. Collections live in the connection's current schema (`public` unless the URL's
+ * search_path says otherwise), which must exist.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const log = options.log ?? (() => {});
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    application_name: 'twinbox',
+    // A database that does not answer fails the request that waits for it instead of hanging it.
+    connectionTimeoutMillis: 10_000,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === JSONB_OID
+          ? decodeJson
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle connection dropped by the server (restart, failover) is an event, not a crash: the pool
+  // discards it and the next query opens another.
+  pool.on('error', (error) => log('warn', `PostgreSQL connection lost: ${error.message}`));
+  try {
+    const client = await pool.connect().catch((error: unknown) => {
+      throw new DatabaseUnavailableError(describe(options.url), error);
+    });
+    try {
+      const schema = (await client.query<{ schema: string | null }>('SELECT current_schema() AS schema'))
+        .rows[0]?.schema;
+      if (!schema) {
+        throw new DatabaseUnavailableError(
+          describe(options.url),
+          new Error('no schema of its search_path exists; create it first'),
+        );
+      }
+      const applied = await migrate(client, schema, {
+        debug: (message) => log('debug', message),
+        info: (message) => log('debug', message),
+        warn: (message) => log('warn', message),
+        error: (message) => log('warn', message),
+      });
+      if (applied.length)
+        log('info', `PostgreSQL store: applied migrations ${applied.join(', ')} to ${schema}`);
+      await verifySchema(client, schema);
+    } finally {
+      client.release();
+    }
+    const collections = await openCollections(
+      async (_key, spec) => new PostgresCollection(pool, spec.table, spec),
+    );
+    let closing: Promise<void> | undefined;
+    return {
+      ...collections,
+      // Every write has committed when it resolved; ending the pool waits for queries in flight.
+      close: () => (closing ??= pool.end()),
+    };
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+}
+
+/** host:port/database of a connection URL, without its credentials, for messages. */
+export function describe(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}${parsed.pathname}`;
+  } catch {
+    return 'an unparsable URL';
+  }
+}
