@@ -13,7 +13,7 @@ import {
   type Positioned,
   type TimelineEntry,
 } from './entries.ts';
-import { originOfCall, requestOfDelivery } from './linking.ts';
+import { originOfCall, requestOfDelivery, type DeliveryTimes } from './linking.ts';
 
 /**
  * Builders of the timeline's feeds from what each source holds. Pure: the service reads the sources
@@ -25,7 +25,7 @@ export const callEntryId = (twin: string, id: number) => `twin:${twin}:call:${id
 export const changeEntryId = (twin: string, id: number) => `twin:${twin}:change:${id}`;
 export const deliveryEntryId = (twin: string, id: number) => `twin:${twin}:webhook:${id}`;
 
-/** How long a missing delivery id is waited for: the outbox gives up on a receiver after 10 s. */
+/** How long a first attempt still on the wire is waited for: an attempt may take at most 10 s. */
 export const DELIVERY_WAIT_MS = 15_000;
 
 /** Twinbox's events, after `after`; the sandbox's creation is position 0. */
@@ -114,15 +114,18 @@ export function appFeed(
   return { key: 'app', entries };
 }
 
-function deliveryTimes(delivery: WebhookDelivery) {
-  const startMs = Date.parse(delivery.delivered_at);
+function deliveryTimes(delivery: WebhookDelivery): DeliveryTimes {
+  const attempts = (delivery.attempts ?? []).map((attempt) => {
+    const startMs = Date.parse(attempt.at);
+    return { startMs, endMs: startMs + attempt.duration_ms };
+  });
   let path = '/';
   try {
     path = new URL(delivery.url).pathname;
   } catch {
     // a target that is not a URL leads nowhere the router saw
   }
-  return { startMs, endMs: startMs + delivery.duration_ms, path };
+  return { attempts, path };
 }
 
 /**
@@ -195,26 +198,31 @@ export function callFeed(traffic: TwinTraffic, after: number, requests: readonly
 }
 
 /**
- * A twin's webhook deliveries after delivery id `after`. The outbox lists a delivery once it is over,
- * so a lower id can appear after a higher one; a missing id is waited for (it is still being delivered)
- * unless the delivery after it is older than DELIVERY_WAIT_MS (it was cleared or dropped).
+ * A twin's webhook deliveries after delivery id `after`, each once its first attempt is over (its
+ * entry tells that attempt, or the latest when read later, and whether retries are still due). The
+ * outbox lists a delivery from its first attempt on, in id order; the feed stops at one still on the
+ * wire, so a later one cannot overtake it (unless it has been on the wire longer than any attempt may).
  */
 export function deliveryFeed(traffic: TwinTraffic, after: number, now: number): Feed {
   const { twin } = traffic;
   const sorted = [...traffic.deliveries].sort((a, b) => a.id - b.id);
   const entries: Positioned[] = [];
-  let expected = Math.max(after, 0) + 1;
   for (const delivery of sorted) {
     if (delivery.id <= after) continue;
     const startMs = Date.parse(delivery.delivered_at);
-    if (delivery.id !== expected && now - startMs < DELIVERY_WAIT_MS) break;
-    expected = delivery.id + 1;
+    const attempts = delivery.attempts?.length ?? 1;
+    if (attempts === 0) {
+      if (now - startMs < DELIVERY_WAIT_MS) break;
+      continue;
+    }
     const { path } = deliveryTimes(delivery);
     const name = delivery.action ? `${delivery.event}.${delivery.action}` : delivery.event;
-    const outcome =
+    const answer =
       delivery.status_code !== null
         ? String(delivery.status_code)
         : `no answer (${delivery.error ?? 'unknown error'})`;
+    const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
+    const retrying = delivery.state === 'pending' ? ', will retry' : '';
     let target = delivery.url;
     try {
       const url = new URL(delivery.url);
@@ -230,7 +238,7 @@ export function deliveryFeed(traffic: TwinTraffic, after: number, now: number): 
         at: delivery.delivered_at,
         kind: 'webhook',
         source: twinSource(twin),
-        summary: `${name} webhook → app: ${outcome}`,
+        summary: `${name} webhook → app: ${answer}${tries}${retrying}`,
         ...(delivery.status_code !== null ? { status: delivery.status_code } : {}),
         duration_ms: delivery.duration_ms,
         method: 'POST',
@@ -239,7 +247,8 @@ export function deliveryFeed(traffic: TwinTraffic, after: number, now: number): 
           event: delivery.event,
           ...(delivery.action ? { action: delivery.action } : {}),
           target,
-          success: delivery.success,
+          state: delivery.state,
+          attempts,
           ...(delivery.error ? { error: delivery.error } : {}),
           ...(delivery.redelivery_of !== undefined ? { redelivery_of: delivery.redelivery_of } : {}),
         },

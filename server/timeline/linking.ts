@@ -51,16 +51,16 @@ export function originOfCall(call: CallTimes, requests: readonly ForwardRecord[]
 }
 
 export interface DeliveryTimes {
-  startMs: number;
-  endMs: number;
+  /** When each attempt at the delivery was on the wire. */
+  attempts: Array<{ startMs: number; endMs: number }>;
   /** The path the delivery was posted to. */
   path: string;
 }
 
 /**
  * The app request a webhook delivery became, when the twin delivered it through the router: the one
- * POST to the delivery's path that started while the delivery was under way. Undefined when there is
- * none (most deliveries reach the app inside its sandbox, not through the router) or more than one.
+ * POST to the delivery's path that started while an attempt was under way. Undefined when there is none
+ * (most deliveries reach the app inside its sandbox, not through the router) or more than one.
  */
 export function requestOfDelivery(
   delivery: DeliveryTimes,
@@ -71,8 +71,9 @@ export function requestOfDelivery(
       r.target === 'app' &&
       r.method === 'POST' &&
       r.path === delivery.path &&
-      r.started_at >= delivery.startMs - SLACK_MS &&
-      r.started_at <= delivery.endMs + SLACK_MS,
+      delivery.attempts.some(
+        (a) => r.started_at >= a.startMs - SLACK_MS && r.started_at <= a.endMs + SLACK_MS,
+      ),
   );
   return matches.length === 1 ? matches[0] : undefined;
 }
