@@ -24,6 +24,7 @@ import { webRoutes } from './web/routes.ts';
 import { assetRoutes } from './web/assets.ts';
 import { renderErrorPages } from './web/respond.ts';
 import { WebSessions } from './web/session.ts';
+import { dashboardRoutes } from './web/dashboard/routes.ts';
 import type { GitHubApp } from '../app/index.ts';
 import { githubAppRoutes } from '../app/routes.ts';
 import { timelineRoutes, type TimelineService } from './timeline/index.ts';
@@ -44,6 +45,8 @@ export interface ServerDeps {
   timeline?: TimelineService;
   /** The deploy engine's logs behind GET /sandboxes/{id}/logs; without it that route answers empty. */
   appLogs?: AppLogReader;
+  /** Where a sandbox's twin listens (its pod's Unix socket), for the dashboard's twin inspector. */
+  twinSocketOf?: (sandboxId: string, twin: string) => string | undefined;
   adminToken: string | undefined;
   /** E-mail sign-up and sign-in, GitHub login and connect, web pages; absent: those routes are not mounted. */
   identity?: Identity;
@@ -136,6 +139,16 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
     await server.register({
       plugin: webRoutes,
       options: { emailAuth: identity.emailAuth, apiKeys: deps.apiKeys, store: deps.store, web },
+    });
+    await server.register({
+      plugin: dashboardRoutes,
+      options: {
+        web,
+        sandboxes: deps.sandboxes,
+        appLogs: deps.appLogs,
+        twinSocketOf: deps.twinSocketOf,
+        timeline: deps.timeline,
+      },
     });
   }
   if (deps.githubApp) {

@@ -169,6 +169,9 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       adminToken: config.adminToken,
       appLogs: engine?.deployer.logs,
       timeline: timeline.service,
+      twinSocketOf: engine
+        ? (id: string, twin: string) => engine.directory.socketFor(id, { kind: 'twin', name: twin })
+        : undefined,
       identity,
       githubApp,
       secureCookies: config.publicUrl?.startsWith('https:') ?? false,
