@@ -156,6 +156,9 @@ export class TwinAdminClient {
   setWebhookTarget(target: { url: string; secret?: string; events?: string[] }): Promise<unknown> {
     return this.request('PUT', '/webhooks/target', target);
   }
+  clearWebhookTarget(): Promise<unknown> {
+    return this.request('DELETE', '/webhooks/target');
+  }
   webhooks(): Promise<WebhookListing> {
     return this.request('GET', '/webhooks');
   }
