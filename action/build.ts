@@ -1,6 +1,6 @@
 // Builds dist/ (committed): the Action (dist/index.js) and the `twinbox` CLI (dist/cli.js).
 // Deterministic on purpose: CI rebuilds and fails when the result differs from what is committed.
-import { chmod } from 'node:fs/promises';
+import { chmod, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
 
@@ -29,11 +29,14 @@ await build({
   outfile: 'dist/index.js',
   banner: { js: requireShim },
 });
+// Only the version, not the whole manifest: a new dependency must not change the bundle.
+const { version } = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as { version: string };
 await build({
   ...common,
   entryPoints: ['client/cli.ts'],
   outfile: 'dist/cli.js',
   banner: { js: `#!/usr/bin/env node\n${requireShim}` },
+  define: { TWINBOX_CLI_VERSION: JSON.stringify(version) },
 });
 // git records the executable bit, so set it the same way on every build.
 await chmod(`${root}dist/cli.js`, 0o755);

@@ -1,8 +1,11 @@
 import { SandboxWaitError, TwinboxApiError } from './errors.ts';
 import type {
+  ApiKeyInfo,
   CreateSandboxRequest,
   ErrorBody,
   ListSandboxesQuery,
+  LogChunk,
+  Me,
   NewApiKey,
   Sandbox,
   SandboxPage,
@@ -30,6 +33,26 @@ export interface WaitOptions {
   initialDelayMs?: number;
   maxDelayMs?: number;
   signal?: AbortSignal;
+}
+
+export interface FollowOptions {
+  /** Where to start (an earlier chunk's `next`); by default the whole log that is kept. */
+  offset?: number;
+  /** Between polls; 1 s by default. */
+  intervalMs?: number;
+  /** How long Twinbox may be unreachable or answer 5xx before following gives up; 2 min by default. */
+  maxOutageMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A chunk of a followed log, with what happened since the one before. */
+export interface FollowedChunk extends LogChunk {
+  /**
+   * Bytes between the offset asked for and `start`: more than zero when output was dropped before it
+   * could be read (the log keeps the last 1 MiB); below zero when the log is shorter than the offset
+   * (Twinbox restarted and counts from what its files hold).
+   */
+  gap: number;
 }
 
 const ENDED: ReadonlySet<SandboxStatus> = new Set(['failed', 'expired', 'deleted']);
@@ -80,6 +103,65 @@ export class TwinboxClient {
   async sandboxLogs(id: string): Promise<string> {
     const response = await this.request('GET', `/sandboxes/${encodeURIComponent(id)}/logs`);
     return response.text();
+  }
+
+  /** The log from byte `offset` on (everything kept without one), with the offset to ask from next. */
+  async sandboxLogsFrom(id: string, offset?: number): Promise<LogChunk> {
+    const query = offset === undefined ? '' : `?offset=${offset}`;
+    const response = await this.request('GET', `/sandboxes/${encodeURIComponent(id)}/logs${query}`);
+    const text = await response.text();
+    const header = (name: string) => response.headers.get(name);
+    const start = Number(header('x-log-start'));
+    const next = Number(header('x-log-offset'));
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(next)) {
+      throw new TwinboxApiError(
+        0,
+        'unsupported',
+        `${this.baseUrl} does not support following logs (no X-Log-Offset header): it is an older Twinbox.`,
+      );
+    }
+    return { text, start, next, complete: header('x-log-complete') === 'true' };
+  }
+
+  /**
+   * The log as it grows, a chunk per poll (empty chunks included, so callers can tell it is alive),
+   * until the sandbox has ended and its log is complete. Polling with offsets: each poll sends only
+   * what is new. Server errors and network failures are retried, for up to `maxOutageMs` in a row.
+   */
+  async *followSandboxLogs(id: string, options: FollowOptions = {}): AsyncGenerator<FollowedChunk> {
+    const interval = options.intervalMs ?? 1000;
+    const maxOutage = options.maxOutageMs ?? 120_000;
+    let offset = options.offset;
+    let failingSince: number | undefined;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      let chunk: LogChunk;
+      try {
+        chunk = await this.sandboxLogsFrom(id, offset);
+        failingSince = undefined;
+      } catch (error) {
+        if (!(error instanceof TwinboxApiError) || !(error.status === 0 || error.status >= 500)) throw error;
+        if (error.code === 'unsupported') throw error;
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince > maxOutage) throw error;
+        await sleep(interval, options.signal);
+        continue;
+      }
+      yield { ...chunk, gap: offset === undefined ? 0 : chunk.start - offset };
+      if (chunk.complete) return;
+      offset = chunk.next;
+      await sleep(interval, options.signal);
+    }
+  }
+
+  /** The account the client's token belongs to (`GET /me`). */
+  me(): Promise<Me> {
+    return this.json('GET', '/me');
+  }
+
+  /** Revokes the API key the client uses (`DELETE /api-keys/current`): signing out for good. */
+  revokeCurrentApiKey(): Promise<ApiKeyInfo> {
+    return this.json('DELETE', '/api-keys/current');
   }
 
   /** Mails a sign-in code to `email` (the same answer whether or not it has an account). */

@@ -61,7 +61,49 @@ export interface SandboxPage {
 export interface Account {
   id: string;
   email: string;
+  email_verified?: boolean;
+  plan?: 'free' | 'pro';
+  created_at?: string;
   [field: string]: unknown;
+}
+
+/** A sign-in connected to the account (today only GitHub). */
+export interface Identity {
+  provider: 'github';
+  provider_id: string;
+  login: string;
+  created_at: string;
+}
+
+/** `GET /me`: who the token belongs to, and which kind of token it is. */
+export interface Me {
+  account: Account;
+  identities: Identity[];
+  token_type: 'session' | 'api_key';
+}
+
+/** An API key as the API shows it after creation: never the key itself. */
+export interface ApiKeyInfo {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/**
+ * Part of a sandbox's log (`GET /sandboxes/{id}/logs?offset=N`). Offsets count bytes of the sandbox's
+ * output from its start and never split a character.
+ */
+export interface LogChunk {
+  text: string;
+  /** Offset of the first byte of `text` (`X-Log-Start`): past the asked offset when those bytes are gone. */
+  start: number;
+  /** Offset to ask from next (`X-Log-Offset`). */
+  next: number;
+  /** The sandbox has ended and nothing more will be written (`X-Log-Complete`). */
+  complete: boolean;
 }
 
 export interface SignedIn {

@@ -3,7 +3,7 @@ import { createRequire as __twinboxCreateRequire } from 'node:module';
 const require = __twinboxCreateRequire(import.meta.url);
 
 // client/cli.ts
-import { parseArgs as parseArgs3 } from "node:util";
+import { parseArgs as parseArgs4 } from "node:util";
 
 // client/errors.ts
 var TwinboxApiError = class extends Error {
@@ -30,6 +30,9 @@ var SandboxWaitError = class extends Error {
   sandbox;
   name = "SandboxWaitError";
 };
+
+// client/cli/account-commands.ts
+import { parseArgs } from "node:util";
 
 // client/client.ts
 var ENDED = /* @__PURE__ */ new Set(["failed", "expired", "deleted"]);
@@ -71,6 +74,61 @@ var TwinboxClient = class {
   async sandboxLogs(id) {
     const response = await this.request("GET", `/sandboxes/${encodeURIComponent(id)}/logs`);
     return response.text();
+  }
+  /** The log from byte `offset` on (everything kept without one), with the offset to ask from next. */
+  async sandboxLogsFrom(id, offset) {
+    const query = offset === void 0 ? "" : `?offset=${offset}`;
+    const response = await this.request("GET", `/sandboxes/${encodeURIComponent(id)}/logs${query}`);
+    const text = await response.text();
+    const header = (name) => response.headers.get(name);
+    const start = Number(header("x-log-start"));
+    const next = Number(header("x-log-offset"));
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(next)) {
+      throw new TwinboxApiError(
+        0,
+        "unsupported",
+        `${this.baseUrl} does not support following logs (no X-Log-Offset header): it is an older Twinbox.`
+      );
+    }
+    return { text, start, next, complete: header("x-log-complete") === "true" };
+  }
+  /**
+   * The log as it grows, a chunk per poll (empty chunks included, so callers can tell it is alive),
+   * until the sandbox has ended and its log is complete. Polling with offsets: each poll sends only
+   * what is new. Server errors and network failures are retried, for up to `maxOutageMs` in a row.
+   */
+  async *followSandboxLogs(id, options = {}) {
+    const interval = options.intervalMs ?? 1e3;
+    const maxOutage = options.maxOutageMs ?? 12e4;
+    let offset = options.offset;
+    let failingSince;
+    for (; ; ) {
+      options.signal?.throwIfAborted();
+      let chunk;
+      try {
+        chunk = await this.sandboxLogsFrom(id, offset);
+        failingSince = void 0;
+      } catch (error) {
+        if (!(error instanceof TwinboxApiError) || !(error.status === 0 || error.status >= 500)) throw error;
+        if (error.code === "unsupported") throw error;
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince > maxOutage) throw error;
+        await sleep(interval, options.signal);
+        continue;
+      }
+      yield { ...chunk, gap: offset === void 0 ? 0 : chunk.start - offset };
+      if (chunk.complete) return;
+      offset = chunk.next;
+      await sleep(interval, options.signal);
+    }
+  }
+  /** The account the client's token belongs to (`GET /me`). */
+  me() {
+    return this.json("GET", "/me");
+  }
+  /** Revokes the API key the client uses (`DELETE /api-keys/current`): signing out for good. */
+  revokeCurrentApiKey() {
+    return this.json("DELETE", "/api-keys/current");
   }
   /** Mails a sign-in code to `email` (the same answer whether or not it has an account). */
   async requestLoginCode(email) {
@@ -203,6 +261,11 @@ function sleep(ms, signal) {
   });
 }
 
+// client/cli/config.ts
+import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+
 // client/parse.ts
 var InputError = class extends Error {
   name = "InputError";
@@ -244,15 +307,18 @@ var EXIT = {
   ok: 0,
   /** Anything unexpected, and server errors (5xx). */
   error: 1,
-  /** Bad command line: unknown command or flag, missing or malformed value. */
+  /** Bad command line: unknown command or flag, missing or malformed value, an origin that is not GitHub. */
   usage: 2,
   /** Not signed in, or the API key / code was not accepted (401). */
   auth: 3,
-  /** Twinbox refused the request as asked (400, 403, 409, 413, 415, 429): `detail` says why. */
+  /**
+   * Twinbox refused the request as asked (400, 403, 409, 413, 415, 429): `detail` says why; or `open`
+   * of a sandbox that has no app yet.
+   */
   rejected: 4,
-  /** No such sandbox (404). */
+  /** No such sandbox (404), or something this Twinbox does not have (an older version). */
   notFound: 5,
-  /** `--wait`: the sandbox failed, expired or was deleted instead of becoming ready. */
+  /** `--wait`: the sandbox failed, expired or was deleted instead of becoming ready; `open`: it has ended. */
   sandboxEnded: 6,
   /** `--wait`: not ready within `--timeout-minutes`. */
   timeout: 7,
@@ -271,6 +337,7 @@ function exitCodeOf(error) {
   if (error instanceof InputError) return EXIT.usage;
   if (error instanceof SandboxWaitError) return error.reason === "timeout" ? EXIT.timeout : EXIT.sandboxEnded;
   if (error instanceof TwinboxApiError) {
+    if (error.code === "unsupported") return EXIT.notFound;
     if (error.status === 0) return EXIT.unreachable;
     if (error.status === 401) return EXIT.auth;
     if (error.status === 404) return EXIT.notFound;
@@ -282,9 +349,6 @@ function exitCodeOf(error) {
 }
 
 // client/cli/config.ts
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import { dirname, join } from "node:path";
 var DEFAULT_API_URL = "https://api.twinbox.dev";
 function configPath(env = process.env) {
   const base = env.XDG_CONFIG_HOME?.trim() || join(env.HOME?.trim() || homedir(), ".config");
@@ -323,8 +387,21 @@ async function resolveSettings(flagApiUrl, env = process.env) {
     apiUrl: flagApiUrl || env.TWINBOX_API_URL?.trim() || stored.api_url || DEFAULT_API_URL,
     apiKey: envKey || stored.api_key,
     keySource: envKey ? "TWINBOX_API_KEY" : stored.api_key ? "config" : void 0,
-    configPath: path
+    configPath: path,
+    githubHosts: githubHosts(env.TWINBOX_GITHUB_URL?.trim() || stored.github_url)
   };
+}
+function githubHosts(url) {
+  if (!url) return [];
+  try {
+    const parsed = new URL(url);
+    return [.../* @__PURE__ */ new Set([parsed.host.toLowerCase(), parsed.hostname.toLowerCase()])];
+  } catch {
+    throw new CliError(
+      `TWINBOX_GITHUB_URL (or github_url in the config file) is not a URL: "${url}". Give the GitHub server's web URL, e.g. https://github.example.com.`,
+      EXIT.usage
+    );
+  }
 }
 
 // client/cli/context.ts
@@ -352,9 +429,157 @@ async function authenticatedClient(context) {
   return { client, settings };
 }
 
+// client/cli/format.ts
+function formatSandbox(sandbox) {
+  const rows = [
+    ["Sandbox", sandbox.sandbox_id],
+    ["Status", sandbox.status]
+  ];
+  if (sandbox.error) rows.push(["Error", sandbox.error]);
+  rows.push(
+    ["App", appLine(sandbox)],
+    ["Source", `${sandbox.repo} ${target(sandbox)}`],
+    lifetimeRow(sandbox)
+  );
+  if (sandbox.status === "failed") rows.push(["Logs", `twinbox logs ${sandbox.sandbox_id}`]);
+  const variables = Object.keys(sandbox.env_vars).sort();
+  if (variables.length) rows.push(["Variables", variables.join(", ")]);
+  const lines = table(rows.map(([label, value]) => [`${label}:`, value]));
+  const twins = Object.entries(sandbox.twins);
+  if (twins.length) {
+    const live = ["queued", "building", "ready"].includes(sandbox.status);
+    lines.push(live ? "Twins:" : "Twins (stopped):");
+    lines.push(...table(twins.map(([name, twin]) => [`  ${name}`, twin.base_url])));
+  }
+  return lines.join("\n");
+}
+function formatSandboxList(sandboxes) {
+  if (!sandboxes.length) return "No sandboxes.";
+  return table([
+    ["ID", "STATUS", "REPO", "TARGET", "CREATED"],
+    ...sandboxes.map((s) => [s.sandbox_id, s.status, s.repo, target(s), s.created_at])
+  ]).join("\n");
+}
+function appLine(sandbox) {
+  switch (sandbox.status) {
+    case "ready":
+      return sandbox.app_url ?? "(no URL given)";
+    case "failed":
+      return "(none: the deploy failed, see Error)";
+    case "deleted":
+      return "(gone: the sandbox was deleted)";
+    case "expired":
+      return "(gone: the sandbox expired)";
+    default:
+      return "(not deployed yet)";
+  }
+}
+function lifetimeRow(sandbox) {
+  switch (sandbox.status) {
+    case "deleted":
+      return ["Deleted", sandbox.updated_at];
+    case "expired":
+      return ["Expired", sandbox.expires_at];
+    default:
+      return ["Expires", `${sandbox.expires_at} (TTL ${sandbox.ttl_minutes} min)`];
+  }
+}
+function target(sandbox) {
+  return sandbox.pr_url ?? (sandbox.branch ? `branch ${sandbox.branch}` : "");
+}
+function table(rows) {
+  const widths = [];
+  for (const row of rows) row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, cell.length));
+  return rows.map(
+    (row) => row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i])).join("  ").trimEnd()
+  );
+}
+
+// client/cli/account-commands.ts
+async function whoami(context, args) {
+  parseArgs({ args, options: {} });
+  const { client, settings } = await authenticatedClient(context);
+  const me = await client.me();
+  const github = me.identities.find((identity) => identity.provider === "github");
+  const source = settings.keySource === "TWINBOX_API_KEY" ? "from TWINBOX_API_KEY" : `saved in ${settings.configPath}`;
+  if (context.json) {
+    printJson(context, { ...me, api_url: settings.apiUrl, key_source: settings.keySource });
+    return;
+  }
+  const rows = [
+    ["E-mail:", me.account.email],
+    ["Plan:", me.account.plan ?? "(unknown)"],
+    ["Token:", me.token_type === "api_key" ? `API key, ${source}` : `session token, ${source}`],
+    ["GitHub:", github ? github.login : "not connected (connect it in the web app)"],
+    ["API:", settings.apiUrl]
+  ];
+  print(context, table(rows).join("\n"));
+}
+async function logout(context, args) {
+  parseArgs({ args, options: {} });
+  const settings = await resolveSettings(context.apiUrlFlag);
+  const stored = await readConfig(settings.configPath);
+  const envNote = settings.keySource === "TWINBOX_API_KEY" ? "TWINBOX_API_KEY is set in your environment and still signs you in: unset it (logout never revokes it)." : void 0;
+  if (!stored.api_key) {
+    if (context.json) {
+      printJson(context, {
+        forgotten: false,
+        revoked: false,
+        config: settings.configPath,
+        note: envNote ?? null
+      });
+    } else {
+      print(context, `No API key saved in ${settings.configPath}: nothing to forget.`);
+      if (envNote) context.stderr.write(`Note: ${envNote}
+`);
+    }
+    return;
+  }
+  const apiUrl = stored.api_url ?? settings.apiUrl;
+  const revocation = await revoke(apiUrl, stored.api_key);
+  const { api_key: _key, email: _email, ...rest } = stored;
+  await writeConfig(settings.configPath, rest);
+  if (context.json) {
+    printJson(context, {
+      forgotten: true,
+      revoked: revocation.revoked,
+      api_key_id: revocation.revoked ? revocation.key.id : null,
+      revoke_error: revocation.revoked ? null : revocation.why,
+      api_url: apiUrl,
+      config: settings.configPath,
+      note: envNote ?? null
+    });
+    return;
+  }
+  const who = stored.email ? ` of ${stored.email}` : "";
+  if (revocation.revoked) {
+    print(context, `Revoked the API key ${revocation.key.prefix}...${who} on ${apiUrl}.`);
+  } else if (revocation.alreadyRevoked) {
+    print(context, `The API key${who} was no longer accepted by ${apiUrl} (already revoked).`);
+  } else {
+    context.stderr.write(
+      `twinbox: could not revoke the API key${who} on ${apiUrl}: ${revocation.why}. It still works until you revoke it in the web app.
+`
+    );
+  }
+  print(context, `Forgot the API key saved in ${settings.configPath}.`);
+  if (envNote) context.stderr.write(`Note: ${envNote}
+`);
+}
+async function revoke(apiUrl, apiKey) {
+  const client = new TwinboxClient({ baseUrl: apiUrl, apiKey, userAgent: "twinbox-cli" });
+  try {
+    return { revoked: true, key: await client.revokeCurrentApiKey() };
+  } catch (error) {
+    if (!(error instanceof TwinboxApiError)) throw error;
+    if (error.status === 401) return { revoked: false, alreadyRevoked: true, why: error.detail };
+    return { revoked: false, why: error.message };
+  }
+}
+
 // client/cli/login.ts
 import { hostname } from "node:os";
-import { parseArgs } from "node:util";
+import { parseArgs as parseArgs2 } from "node:util";
 
 // client/cli/prompt.ts
 import { createInterface } from "node:readline";
@@ -384,7 +609,7 @@ var Prompter = class {
 
 // client/cli/login.ts
 async function login(context, args) {
-  const { values } = parseArgs({
+  const { values } = parseArgs2({
     args,
     options: {
       email: { type: "string" },
@@ -403,10 +628,10 @@ async function login(context, args) {
     if (!code) {
       await anonymous.requestLoginCode(email);
       if (values["send-code"]) {
-        print(
-          context,
-          `Sent a sign-in code to ${email}. Finish with: twinbox login --email ${email} --code <code>`
-        );
+        const apiUrl = context.apiUrlFlag ? ` --api-url ${shellWord(context.apiUrlFlag)}` : "";
+        const finish = `twinbox login${apiUrl} --email ${shellWord(email)} --code <code>`;
+        if (context.json) printJson(context, { code_sent_to: email, finish_with: finish });
+        else print(context, `Sent a sign-in code to ${email}. Finish with: ${finish}`);
         return;
       }
       code = await prompter.ask(`We sent a code to ${email}. Code: `);
@@ -445,47 +670,12 @@ async function login(context, args) {
     prompter.close();
   }
 }
+function shellWord(text) {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
 
 // client/cli/sandbox-commands.ts
-import { parseArgs as parseArgs2 } from "node:util";
-
-// client/cli/format.ts
-function formatSandbox(sandbox) {
-  const rows = [
-    ["Sandbox", sandbox.sandbox_id],
-    ["Status", sandbox.status],
-    ["App", sandbox.app_url ?? "(not deployed yet)"],
-    ["Source", `${sandbox.repo} ${target(sandbox)}`],
-    ["Expires", `${sandbox.expires_at} (TTL ${sandbox.ttl_minutes} min)`]
-  ];
-  if (sandbox.error) rows.push(["Error", sandbox.error]);
-  const variables = Object.keys(sandbox.env_vars).sort();
-  if (variables.length) rows.push(["Variables", variables.join(", ")]);
-  const lines = table(rows.map(([label, value]) => [`${label}:`, value]));
-  const twins = Object.entries(sandbox.twins);
-  if (twins.length) {
-    lines.push("Twins:");
-    lines.push(...table(twins.map(([name, twin]) => [`  ${name}`, twin.base_url])));
-  }
-  return lines.join("\n");
-}
-function formatSandboxList(sandboxes) {
-  if (!sandboxes.length) return "No sandboxes.";
-  return table([
-    ["ID", "STATUS", "REPO", "TARGET", "CREATED"],
-    ...sandboxes.map((s) => [s.sandbox_id, s.status, s.repo, target(s), s.created_at])
-  ]).join("\n");
-}
-function target(sandbox) {
-  return sandbox.pr_url ?? (sandbox.branch ? `branch ${sandbox.branch}` : "");
-}
-function table(rows) {
-  const widths = [];
-  for (const row of rows) row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, cell.length));
-  return rows.map(
-    (row) => row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i])).join("  ").trimEnd()
-  );
-}
+import { parseArgs as parseArgs3 } from "node:util";
 
 // client/cli/git.ts
 import { execFileSync } from "node:child_process";
@@ -496,45 +686,131 @@ function git(args) {
     return void 0;
   }
 }
-function originRepository() {
+var OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
+var NAME = /^[A-Za-z0-9._-]{1,100}$/;
+function githubRepositoryOf(url, extraHosts = []) {
+  const hosts = /* @__PURE__ */ new Set(["github.com", "www.github.com", ...extraHosts.map((h) => h.toLowerCase())]);
+  let host;
+  let path;
+  const scp = /^(?:[^@/:]+@)?([^/:]+):(?!\/)(.+)$/.exec(url);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
+    let parsed;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return void 0;
+    }
+    if (!["https:", "http:", "ssh:", "git+ssh:", "git:"].includes(parsed.protocol)) return void 0;
+    host = hosts.has(parsed.host.toLowerCase()) ? parsed.host : parsed.hostname;
+    path = parsed.pathname;
+  } else if (scp) {
+    host = scp[1];
+    path = scp[2];
+  } else {
+    return void 0;
+  }
+  if (!hosts.has(host.toLowerCase())) return void 0;
+  const parts = path.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "").split("/");
+  if (parts.length !== 2 || !OWNER.test(parts[0]) || !NAME.test(parts[1])) return void 0;
+  if (parts[1] === "." || parts[1] === "..") return void 0;
+  return `${parts[0]}/${parts[1]}`;
+}
+function withoutCredentials(url) {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1");
+}
+function originRepository(extraHosts = []) {
   const url = git(["config", "--get", "remote.origin.url"]);
-  const match = url && /[/:]([^/:]+)\/([^/]+?)(?:\.git)?\/?$/.exec(url);
-  return match ? `${match[1]}/${match[2]}` : void 0;
+  if (!url) return void 0;
+  const repo = githubRepositoryOf(url, extraHosts);
+  if (repo) return repo;
+  const known = [.../* @__PURE__ */ new Set(["github.com", ...extraHosts])].join(", ");
+  throw new InputError(
+    `The origin remote (${withoutCredentials(url)}) is not a GitHub repository on ${known}: pass --repo owner/name.`
+  );
 }
 function currentBranch() {
   return git(["symbolic-ref", "--quiet", "--short", "HEAD"]);
 }
 
+// client/cli/open-url.ts
+import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join as join2 } from "node:path";
+function opener(url) {
+  if (process.platform === "darwin") return { command: "open", args: [url] };
+  if (process.platform === "win32") return { command: "cmd", args: ["/c", "start", '""', url] };
+  return { command: "xdg-open", args: [url] };
+}
+function onPath(command) {
+  if (process.platform === "win32") return true;
+  return (process.env.PATH ?? "").split(delimiter).some((dir) => {
+    try {
+      accessSync(join2(dir || ".", command), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+async function openInBrowser(url) {
+  const { command, args } = opener(url);
+  if (!onPath(command)) return { problem: `no ${command} on the PATH` };
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { detached: true, stdio: "ignore", windowsHide: true });
+    child.once("error", (error) => resolve({ problem: `${command}: ${error.message}` }));
+    child.once("spawn", () => {
+      child.unref();
+      resolve({ command });
+    });
+  });
+}
+
 // client/cli/progress.ts
 var ProgressDisplay = class _ProgressDisplay {
-  constructor(out = process.stderr) {
+  constructor(out = process.stderr, tickMs = 1e3) {
     this.out = out;
+    this.tickMs = tickMs;
   }
   out;
+  tickMs;
   last;
   frame = 0;
+  started = Date.now();
+  ticker;
   static FRAMES = ["-", "\\", "|", "/"];
+  /** `elapsedMs` is counted from the start of the wait, which the display then keeps counting. */
   update(sandbox, elapsedMs) {
-    const text = `Sandbox ${sandbox.sandbox_id}: ${sandbox.status} (${formatDuration(elapsedMs)})`;
+    this.started = Date.now() - elapsedMs;
+    const changed = sandbox.status !== this.last?.status;
+    this.last = sandbox;
     if (this.out.isTTY) {
-      const spinner = _ProgressDisplay.FRAMES[this.frame++ % _ProgressDisplay.FRAMES.length];
-      this.out.write(`\r\x1B[2K${spinner} ${text}`);
-    } else if (sandbox.status !== this.last) {
-      this.out.write(`${text}
+      this.draw();
+      this.ticker ??= setInterval(() => this.draw(), this.tickMs).unref();
+    } else if (changed) {
+      this.out.write(`${this.text()}
 `);
     }
-    this.last = sandbox.status;
   }
   /** Ends the in-place line so what follows starts on a fresh one. */
   done() {
+    clearInterval(this.ticker);
+    this.ticker = void 0;
     if (this.out.isTTY && this.last) this.out.write("\n");
+  }
+  text() {
+    const sandbox = this.last;
+    return `Sandbox ${sandbox.sandbox_id}: ${sandbox.status} (${formatDuration(Date.now() - this.started)})`;
+  }
+  draw() {
+    const spinner = _ProgressDisplay.FRAMES[this.frame++ % _ProgressDisplay.FRAMES.length];
+    this.out.write(`\r\x1B[2K${spinner} ${this.text()}`);
   }
 };
 
 // client/cli/sandbox-commands.ts
 var DEFAULT_TIMEOUT_MINUTES = "15";
 async function create(context, args) {
-  const { values } = parseArgs2({
+  const { values } = parseArgs3({
     args,
     options: {
       repo: { type: "string" },
@@ -549,7 +825,8 @@ async function create(context, args) {
       "timeout-minutes": { type: "string", default: DEFAULT_TIMEOUT_MINUTES }
     }
   });
-  const repo = values.repo ?? originRepository();
+  const settings = await resolveSettings(context.apiUrlFlag);
+  const repo = values.repo ?? originRepository(settings.githubHosts);
   if (!repo)
     throw new InputError(
       "No repository: give --repo owner/name (or run inside a clone with an origin remote)."
@@ -598,7 +875,7 @@ async function get(context, args) {
   else print(context, formatSandbox(sandbox));
 }
 async function list(context, args) {
-  const { values } = parseArgs2({
+  const { values } = parseArgs3({
     args,
     options: {
       repo: { type: "string" },
@@ -630,11 +907,82 @@ async function list(context, args) {
   if (page.next_cursor) print(context, `More: twinbox list --cursor ${page.next_cursor}`);
 }
 async function logs(context, args) {
-  const id = onlyId(args, "logs");
+  const { values, positionals } = parseArgs3({
+    args,
+    allowPositionals: true,
+    options: { follow: { type: "boolean", short: "f", default: false } }
+  });
+  const id = onlyId(positionals, "logs");
   const { client } = await authenticatedClient(context);
-  const text = await client.sandboxLogs(id);
-  if (context.json) printJson(context, { sandbox_id: id, logs: text });
-  else if (text) context.stdout.write(text);
+  if (!values.follow) {
+    const text = await client.sandboxLogs(id);
+    if (context.json) printJson(context, { sandbox_id: id, logs: text });
+    else if (text) context.stdout.write(text);
+    return;
+  }
+  await client.getSandbox(id);
+  for await (const chunk of client.followSandboxLogs(id)) {
+    if (chunk.gap > 0)
+      note(context, `${chunk.gap} bytes of output were dropped here (Twinbox keeps the last 1 MiB)`);
+    if (chunk.gap < 0) note(context, "the log starts over here (Twinbox restarted)");
+    if (context.json) {
+      if (chunk.text || chunk.complete)
+        context.stdout.write(
+          `${JSON.stringify({ sandbox_id: id, text: chunk.text, start: chunk.start, next: chunk.next, complete: chunk.complete })}
+`
+        );
+    } else if (chunk.text) context.stdout.write(chunk.text);
+  }
+  const sandbox = await client.getSandbox(id);
+  if (!context.json)
+    context.stderr.write(`[twinbox] sandbox ${id} ${endedAs(sandbox)}: the log is complete.
+`);
+}
+function note(context, text) {
+  context.stderr.write(`[twinbox] ${text}
+`);
+}
+function endedAs(sandbox) {
+  switch (sandbox.status) {
+    case "failed":
+      return `failed (${sandbox.error ?? "no reason given"})`;
+    case "expired":
+      return "expired";
+    case "deleted":
+      return "was deleted";
+    default:
+      return `is ${sandbox.status}`;
+  }
+}
+async function open(context, args) {
+  const { values, positionals } = parseArgs3({
+    args,
+    allowPositionals: true,
+    options: { page: { type: "boolean", default: false }, print: { type: "boolean", default: false } }
+  });
+  const id = onlyId(positionals, "open");
+  const { client, settings } = await authenticatedClient(context);
+  const sandbox = await client.getSandbox(id);
+  const pageUrl = `${settings.apiUrl.replace(/\/+$/, "")}/dashboard/sandboxes/${encodeURIComponent(sandbox.sandbox_id)}`;
+  let url = pageUrl;
+  if (!values.page) {
+    if (sandbox.status !== "ready" || !sandbox.app_url) {
+      const why = sandbox.status === "queued" || sandbox.status === "building" ? `has no app yet (status: ${sandbox.status})` : `${endedAs(sandbox)}: its app is gone`;
+      throw new CliError(
+        `Sandbox ${id} ${why}. Its page: ${pageUrl} (twinbox open --page ${id})`,
+        ["queued", "building"].includes(sandbox.status) ? EXIT.rejected : EXIT.sandboxEnded
+      );
+    }
+    url = sandbox.app_url;
+  }
+  const opener2 = values.print ? void 0 : await openInBrowser(url);
+  if (context.json) printJson(context, { url, opened_with: opener2?.command ?? null });
+  else print(context, url);
+  if (values.print || context.json) return;
+  if (opener2?.command) context.stderr.write(`Opened in your browser (${opener2.command}).
+`);
+  else context.stderr.write(`Could not open a browser (${opener2?.problem}): open the URL above yourself.
+`);
 }
 async function remove(context, args) {
   const id = onlyId(args, "delete");
@@ -644,49 +992,169 @@ async function remove(context, args) {
   else print(context, `Deleted sandbox ${sandbox.sandbox_id} (status: ${sandbox.status}).`);
 }
 function onlyId(args, command) {
-  const { positionals } = parseArgs2({ args, allowPositionals: true, options: {} });
-  if (positionals.length !== 1) throw new InputError(`Usage: twinbox ${command} <sandbox-id>`);
+  const { positionals } = parseArgs3({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 1)
+    throw new InputError(`Usage: twinbox ${command} <sandbox-id> (see twinbox ${command} --help)`);
   return positionals[0];
 }
 
-// client/cli.ts
-var USAGE = `Usage: twinbox <command> [options]
-
-Commands:
-  login                 Sign in with an e-mail code and save an API key (--email, --code, --send-code, --name)
-  create                Create a sandbox (--repo, --branch | --pr-url, --twins, --scenario-id,
-                        --scenario-prompt, --ttl-minutes, --env KEY=VALUE..., --wait, --timeout-minutes)
-  get <id>              Show a sandbox
-  list                  List your sandboxes (--repo, --status, --limit, --cursor, --all)
-  logs <id>             Print a sandbox's install, build and app output
-  delete <id>           Delete a sandbox now
-
-Options for every command:
+// client/cli/commands.ts
+var COMMON_OPTIONS = `Options for every command:
   --json                Machine-readable output on stdout
   --api-url <url>       Twinbox API (else TWINBOX_API_URL, the saved config, https://api.twinbox.dev)
-  --help                This text
-
-TWINBOX_API_KEY overrides the key saved by \`twinbox login\`.`;
+  --help, -h            Help (twinbox <command> --help, or twinbox help <command>)`;
 var COMMANDS = {
-  login,
-  create,
-  get,
-  list,
-  logs,
-  delete: remove
+  login: {
+    run: login,
+    synopsis: "login",
+    summary: "Sign in with an e-mail code and save an API key",
+    help: `Usage: twinbox login [--email <address>] [--code <code> | --send-code] [--name <key name>]
+
+Signs in with a code mailed to the account's address, creates an API key and saves it, with the API
+URL, in the config file (~/.config/twinbox/config.json). Each login makes a new key.
+
+Options:
+  --email <address>     The account's e-mail (else asked for)
+  --send-code           Mail the code and exit, for scripts; finish with --code
+  --code <code>         A code mailed earlier: finish without mailing another
+  --name <name>         The API key's name (default "twinbox CLI on <host>")`
+  },
+  logout: {
+    run: logout,
+    synopsis: "logout",
+    summary: "Revoke the saved API key on Twinbox and forget it",
+    help: `Usage: twinbox logout
+
+Revokes the API key saved by \`twinbox login\` on the Twinbox it was made on, and removes it from the
+config file. The key is forgotten even when Twinbox cannot be reached; the output says whether it was
+revoked. TWINBOX_API_KEY is never touched.`
+  },
+  whoami: {
+    run: whoami,
+    synopsis: "whoami",
+    summary: "Show the signed-in account: e-mail, plan, token, GitHub login",
+    help: `Usage: twinbox whoami
+
+Shows the account the API key in use belongs to: its e-mail, plan, the kind of token and where it came
+from, and the connected GitHub login.`
+  },
+  create: {
+    run: create,
+    synopsis: "create",
+    summary: "Create a sandbox for a branch or pull request (--wait for it)",
+    help: `Usage: twinbox create [--repo owner/name] [--branch <name> | --pr-url <url>] [options]
+
+Creates a sandbox. Without --repo, the repository is the current clone's origin remote (a GitHub URL:
+https, git@github.com:owner/name or ssh://); without --branch and --pr-url, the checked-out branch.
+
+Options:
+  --repo owner/name          The GitHub repository
+  --branch <name>            The branch to deploy
+  --pr-url <url>             A pull request to deploy (its head)
+  --twins a,b                Twins to start (github, stripe, slack); repeatable
+  --scenario-id <id>         A scenario to seed the twins with
+  --scenario-prompt <text>   Seed the twins from a description instead
+  --ttl-minutes <n>          Lifetime in minutes (default 60, capped by your plan)
+  --env KEY=VALUE            A variable for the app; repeatable
+  --wait                     Wait until the sandbox is ready, showing its progress
+  --timeout-minutes <n>      How long --wait waits (default 15; fractions allowed)`
+  },
+  get: {
+    run: get,
+    synopsis: "get <id>",
+    summary: "Show a sandbox",
+    help: `Usage: twinbox get <sandbox-id>
+
+Shows a sandbox: status, the error if it failed, app URL, source, expiry, variable names and twins.
+Variable values and the twins' admin token are shown only with --json.`
+  },
+  list: {
+    run: list,
+    synopsis: "list",
+    summary: "List your sandboxes, newest first",
+    help: `Usage: twinbox list [--repo owner/name] [--status <status>] [--limit <n>] [--cursor <c> | --all]
+
+Options:
+  --repo owner/name     Only this repository's sandboxes
+  --status <status>     queued, building, ready, failed, expired or deleted
+  --limit <n>           Sandboxes a page (1-100, default 20)
+  --cursor <cursor>     The page after the one that printed this cursor
+  --all                 Every page`
+  },
+  logs: {
+    run: logs,
+    synopsis: "logs <id>",
+    summary: "Print a sandbox's install, build and app output (--follow it)",
+    help: `Usage: twinbox logs <sandbox-id> [--follow]
+
+Prints what the sandbox's install, build and app printed (the last 1 MiB), as it came.
+
+Options:
+  --follow, -f          Keep printing new output as it comes, until the sandbox has ended and its log
+                        is complete (or Ctrl-C). With --json, one JSON object a line.`
+  },
+  open: {
+    run: open,
+    synopsis: "open <id>",
+    summary: "Open a sandbox's app (or --page, its web page) in the browser",
+    help: `Usage: twinbox open <sandbox-id> [--page] [--print]
+
+Opens the sandbox's app in the browser (xdg-open, open or start), and prints its URL.
+
+Options:
+  --page                The sandbox's page in the web app (<api-url>/dashboard/sandboxes/<id>) instead
+  --print               Only print the URL; open nothing`
+  },
+  delete: {
+    run: remove,
+    synopsis: "delete <id>",
+    summary: "Delete a sandbox now",
+    help: `Usage: twinbox delete <sandbox-id>
+
+Ends the sandbox now: its app and twins stop. The record stays, with status deleted.`
+  }
+};
+function overview() {
+  const width = Math.max("help <command>".length, ...Object.values(COMMANDS).map((c) => c.synopsis.length)) + 2;
+  const lines = Object.values(COMMANDS).map((c) => `  ${c.synopsis.padEnd(width)}${c.summary}`);
+  return `Usage: twinbox <command> [options]
+
+Commands:
+${lines.join("\n")}
+  ${"help <command>".padEnd(width)}A command's options
+
+${COMMON_OPTIONS}
+  --version, -V         The CLI's version
+
+TWINBOX_API_KEY overrides the key saved by \`twinbox login\`. Exit codes: docs/cli.md.`;
+}
+
+// client/cli/version.ts
+import { readFileSync } from "node:fs";
+function cliVersion() {
+  if (true) return "0.1.0";
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+  return String(manifest.version);
+}
+
+// client/cli.ts
+var GLOBAL_OPTIONS = {
+  json: { type: "boolean" },
+  "api-url": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" }
 };
 async function main(argv) {
-  const { values, tokens } = parseArgs3({
+  const { values, tokens } = parseArgs4({
     args: argv,
-    options: { json: { type: "boolean" }, "api-url": { type: "string" }, help: { type: "boolean" } },
+    options: GLOBAL_OPTIONS,
     strict: false,
     allowPositionals: true,
     tokens: true
   });
-  const global = /* @__PURE__ */ new Set(["json", "api-url", "help"]);
   const rest = [];
   for (const token of tokens) {
-    if (token.kind === "option" && global.has(token.name)) continue;
+    if (token.kind === "option" && Object.hasOwn(GLOBAL_OPTIONS, token.name)) continue;
     if (token.kind === "option") {
       rest.push(token.rawName);
       if (token.value !== void 0) rest.push(token.value);
@@ -700,32 +1168,48 @@ async function main(argv) {
     json: values.json === true,
     apiUrlFlag: typeof values["api-url"] === "string" ? values["api-url"] : void 0
   };
-  if (values.help || !name) {
-    (values.help ? process.stdout : process.stderr).write(`${USAGE}
+  if (values.version) {
+    if (context.json) context.stdout.write(`${JSON.stringify({ version: cliVersion() })}
 `);
-    return values.help ? EXIT.ok : EXIT.usage;
+    else context.stdout.write(`twinbox ${cliVersion()}
+`);
+    return EXIT.ok;
   }
-  const command = COMMANDS[name];
+  const helpWanted = values.help === true || name === "help";
+  const topic = name === "help" ? args[0] : name;
+  if (!topic) {
+    (helpWanted ? process.stdout : process.stderr).write(`${overview()}
+`);
+    return helpWanted ? EXIT.ok : EXIT.usage;
+  }
+  const command = Object.hasOwn(COMMANDS, topic) ? COMMANDS[topic] : void 0;
   if (!command) {
-    process.stderr.write(`Unknown command "${name}".
+    process.stderr.write(`Unknown command "${topic}".
 
-${USAGE}
+${overview()}
 `);
     return EXIT.usage;
   }
+  if (helpWanted) {
+    process.stdout.write(`${command.help}
+
+${COMMON_OPTIONS}
+`);
+    return EXIT.ok;
+  }
   try {
-    await command(context, args);
+    await command.run(context, args);
     return EXIT.ok;
   } catch (error) {
     const code = exitCodeOf(error);
-    reportError(context, error, code);
+    reportError(context, error, code, topic);
     return code;
   }
 }
-function reportError(context, error, code) {
+function reportError(context, error, code, command) {
   const message = error instanceof Error ? error.message : String(error);
   const detail = error instanceof TwinboxApiError ? error.detail : message;
-  const hint = code === EXIT.auth && error instanceof TwinboxApiError ? " Run `twinbox login`, or check TWINBOX_API_KEY." : code === EXIT.usage && !(error instanceof TwinboxApiError) ? " (see `twinbox --help`)" : "";
+  const hint = code === EXIT.auth && error instanceof TwinboxApiError ? " Run `twinbox login`, or check TWINBOX_API_KEY." : code === EXIT.usage && !(error instanceof TwinboxApiError) && !message.includes("--help") ? ` (see \`twinbox ${command} --help\`)` : "";
   context.stderr.write(`twinbox: ${message}${hint}
 `);
   if (!context.json) return;

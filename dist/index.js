@@ -24616,6 +24616,61 @@ var TwinboxClient = class {
     const response = await this.request("GET", `/sandboxes/${encodeURIComponent(id)}/logs`);
     return response.text();
   }
+  /** The log from byte `offset` on (everything kept without one), with the offset to ask from next. */
+  async sandboxLogsFrom(id, offset) {
+    const query = offset === void 0 ? "" : `?offset=${offset}`;
+    const response = await this.request("GET", `/sandboxes/${encodeURIComponent(id)}/logs${query}`);
+    const text = await response.text();
+    const header = (name) => response.headers.get(name);
+    const start = Number(header("x-log-start"));
+    const next = Number(header("x-log-offset"));
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(next)) {
+      throw new TwinboxApiError(
+        0,
+        "unsupported",
+        `${this.baseUrl} does not support following logs (no X-Log-Offset header): it is an older Twinbox.`
+      );
+    }
+    return { text, start, next, complete: header("x-log-complete") === "true" };
+  }
+  /**
+   * The log as it grows, a chunk per poll (empty chunks included, so callers can tell it is alive),
+   * until the sandbox has ended and its log is complete. Polling with offsets: each poll sends only
+   * what is new. Server errors and network failures are retried, for up to `maxOutageMs` in a row.
+   */
+  async *followSandboxLogs(id, options = {}) {
+    const interval = options.intervalMs ?? 1e3;
+    const maxOutage = options.maxOutageMs ?? 12e4;
+    let offset = options.offset;
+    let failingSince;
+    for (; ; ) {
+      options.signal?.throwIfAborted();
+      let chunk;
+      try {
+        chunk = await this.sandboxLogsFrom(id, offset);
+        failingSince = void 0;
+      } catch (error2) {
+        if (!(error2 instanceof TwinboxApiError) || !(error2.status === 0 || error2.status >= 500)) throw error2;
+        if (error2.code === "unsupported") throw error2;
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince > maxOutage) throw error2;
+        await sleep(interval, options.signal);
+        continue;
+      }
+      yield { ...chunk, gap: offset === void 0 ? 0 : chunk.start - offset };
+      if (chunk.complete) return;
+      offset = chunk.next;
+      await sleep(interval, options.signal);
+    }
+  }
+  /** The account the client's token belongs to (`GET /me`). */
+  me() {
+    return this.json("GET", "/me");
+  }
+  /** Revokes the API key the client uses (`DELETE /api-keys/current`): signing out for good. */
+  revokeCurrentApiKey() {
+    return this.json("DELETE", "/api-keys/current");
+  }
   /** Mails a sign-in code to `email` (the same answer whether or not it has an account). */
   async requestLoginCode(email) {
     await this.request("POST", "/auth/email/login", { email });

@@ -10,6 +10,8 @@ export interface StoredConfig {
   api_url?: string;
   api_key?: string;
   email?: string;
+  /** A GitHub Enterprise server's web URL, whose remotes `create` accepts besides github.com's. */
+  github_url?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -56,6 +58,8 @@ export interface Settings {
   /** Where the key came from, to say in "not accepted" messages what to fix. */
   keySource: 'TWINBOX_API_KEY' | 'config' | undefined;
   configPath: string;
+  /** Hosts besides github.com whose remotes name a repository (TWINBOX_GITHUB_URL, `github_url`). */
+  githubHosts: string[];
 }
 
 /** Flag, then environment, then config file, then the default: the environment overrides the file. */
@@ -71,5 +75,20 @@ export async function resolveSettings(
     apiKey: envKey || stored.api_key,
     keySource: envKey ? 'TWINBOX_API_KEY' : stored.api_key ? 'config' : undefined,
     configPath: path,
+    githubHosts: githubHosts(env.TWINBOX_GITHUB_URL?.trim() || stored.github_url),
   };
+}
+
+function githubHosts(url: string | undefined): string[] {
+  if (!url) return [];
+  try {
+    // With and without its port: an https remote carries the web port, an ssh remote another one.
+    const parsed = new URL(url);
+    return [...new Set([parsed.host.toLowerCase(), parsed.hostname.toLowerCase()])];
+  } catch {
+    throw new CliError(
+      `TWINBOX_GITHUB_URL (or github_url in the config file) is not a URL: "${url}". Give the GitHub server's web URL, e.g. https://github.example.com.`,
+      EXIT.usage,
+    );
+  }
 }

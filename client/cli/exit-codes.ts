@@ -6,15 +6,18 @@ export const EXIT = {
   ok: 0,
   /** Anything unexpected, and server errors (5xx). */
   error: 1,
-  /** Bad command line: unknown command or flag, missing or malformed value. */
+  /** Bad command line: unknown command or flag, missing or malformed value, an origin that is not GitHub. */
   usage: 2,
   /** Not signed in, or the API key / code was not accepted (401). */
   auth: 3,
-  /** Twinbox refused the request as asked (400, 403, 409, 413, 415, 429): `detail` says why. */
+  /**
+   * Twinbox refused the request as asked (400, 403, 409, 413, 415, 429): `detail` says why; or `open`
+   * of a sandbox that has no app yet.
+   */
   rejected: 4,
-  /** No such sandbox (404). */
+  /** No such sandbox (404), or something this Twinbox does not have (an older version). */
   notFound: 5,
-  /** `--wait`: the sandbox failed, expired or was deleted instead of becoming ready. */
+  /** `--wait`: the sandbox failed, expired or was deleted instead of becoming ready; `open`: it has ended. */
   sandboxEnded: 6,
   /** `--wait`: not ready within `--timeout-minutes`. */
   timeout: 7,
@@ -37,6 +40,7 @@ export function exitCodeOf(error: unknown): number {
   if (error instanceof InputError) return EXIT.usage;
   if (error instanceof SandboxWaitError) return error.reason === 'timeout' ? EXIT.timeout : EXIT.sandboxEnded;
   if (error instanceof TwinboxApiError) {
+    if (error.code === 'unsupported') return EXIT.notFound;
     if (error.status === 0) return EXIT.unreachable;
     if (error.status === 401) return EXIT.auth;
     if (error.status === 404) return EXIT.notFound;

@@ -34,10 +34,11 @@ export async function login(context: CliContext, args: string[]): Promise<void> 
     if (!code) {
       await anonymous.requestLoginCode(email);
       if (values['send-code']) {
-        print(
-          context,
-          `Sent a sign-in code to ${email}. Finish with: twinbox login --email ${email} --code <code>`,
-        );
+        // The same Twinbox must verify the code: a hint without the --api-url given would ask another.
+        const apiUrl = context.apiUrlFlag ? ` --api-url ${shellWord(context.apiUrlFlag)}` : '';
+        const finish = `twinbox login${apiUrl} --email ${shellWord(email)} --code <code>`;
+        if (context.json) printJson(context, { code_sent_to: email, finish_with: finish });
+        else print(context, `Sent a sign-in code to ${email}. Finish with: ${finish}`);
         return;
       }
       code = await prompter.ask(`We sent a code to ${email}. Code: `);
@@ -76,4 +77,9 @@ export async function login(context: CliContext, args: string[]): Promise<void> 
   } finally {
     prompter.close();
   }
+}
+
+/** `text` as one shell word: as is when that is safe, else single-quoted. */
+export function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

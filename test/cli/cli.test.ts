@@ -1,11 +1,11 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EXIT } from '../../client/cli/exit-codes.ts';
 import { startLiveTwinbox } from '../client/helpers.ts';
 import { tempDir } from '../helpers/twinbox.ts';
-import { cliHome, runCli, startCli } from './run-cli.ts';
+import { cliHome, mailedCode, runCli, startCli } from './run-cli.ts';
 
 // The committed dist/cli.js as a child process against a live Twinbox on loopback. The scripted
 // deployer (test/client/helpers.ts) stands in for the deploy engine so `--wait` can reach `ready`.
@@ -150,27 +150,6 @@ t.test('errors: distinct exit codes and the API detail', async (t) => {
   t.equal(down.code, EXIT.unreachable);
   t.match(down.stderr, /Could not reach Twinbox at http:\/\/127\.0\.0\.1:1/);
 });
-
-/** The sign-in code mailed to `email`, from the outbox of the test Twinbox (waits for the mail). */
-async function mailedCode(dataDir: string, email: string, after = new Set<string>()): Promise<string> {
-  const outbox = join(dataDir, 'outbox');
-  for (let i = 0; i < 100; i++) {
-    const names = await readdir(outbox).catch(() => [] as string[]);
-    for (const name of names
-      .filter((n) => n.endsWith('.json') && !after.has(n))
-      .sort()
-      .reverse()) {
-      const message = JSON.parse(await readFile(join(outbox, name), 'utf8'));
-      const code = /(\d{6})/.exec(message.subject)?.[1];
-      if (message.to === email && code) {
-        after.add(name);
-        return code;
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no code mailed to ${email}`);
-}
 
 t.test('login: e-mail code sign-in stores an API key (0600) that the other commands use', async (t) => {
   const { baseUrl, tb } = await startLiveTwinbox(t, {}, false);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { REPO_ROOT } from '../helpers/process.ts';
@@ -55,4 +56,26 @@ export function runCli(
   const { child, done } = startCli(home, args, options);
   child.stdin.end(options.stdin ?? '');
   return done;
+}
+
+/** The sign-in code mailed to `email`, from the outbox of the test Twinbox (waits for the mail). */
+export async function mailedCode(dataDir: string, email: string, after = new Set<string>()): Promise<string> {
+  const outbox = join(dataDir, 'outbox');
+  // Generous: the mail is written after the answer, on a machine that may be busy.
+  for (let i = 0; i < 300; i++) {
+    const names = await readdir(outbox).catch(() => [] as string[]);
+    for (const name of names
+      .filter((n) => n.endsWith('.json') && !after.has(n))
+      .sort()
+      .reverse()) {
+      const message = JSON.parse(await readFile(join(outbox, name), 'utf8'));
+      const code = /(\d{6})/.exec(message.subject)?.[1];
+      if (message.to === email && code) {
+        after.add(name);
+        return code;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no code mailed to ${email}`);
 }

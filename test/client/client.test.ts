@@ -135,3 +135,44 @@ t.test('waitUntilReady: failed, deleted and timeout end the wait with the reason
   const deleted = await waiting;
   t.equal(deleted.reason, 'deleted');
 });
+
+t.test('me, log offsets, following until the sandbox ends, and a key revoking itself', async (t) => {
+  const { baseUrl, user } = await startLiveTwinbox(t, {}, false);
+  const client = new TwinboxClient({ baseUrl, apiKey: user.key });
+  const me = await client.me();
+  t.match(me, {
+    account: { id: user.id, email: user.email, plan: 'free' },
+    identities: [],
+    token_type: 'api_key',
+  });
+
+  // Without the deploy engine nothing is logged: every chunk is empty, until the sandbox ends.
+  const sandbox = await client.createSandbox({ repo: 'a/b', branch: 'm' });
+  t.same(await client.sandboxLogsFrom(sandbox.sandbox_id), { text: '', start: 0, next: 0, complete: false });
+  t.same(await client.sandboxLogsFrom(sandbox.sandbox_id, 0), {
+    text: '',
+    start: 0,
+    next: 0,
+    complete: false,
+  });
+  const chunks = [];
+  for await (const chunk of client.followSandboxLogs(sandbox.sandbox_id, { intervalMs: 50 })) {
+    chunks.push(chunk);
+    if (chunks.length === 2) await client.deleteSandbox(sandbox.sandbox_id);
+  }
+  t.ok(chunks.length >= 3, `polled until the end (${chunks.length} chunks)`);
+  t.same(
+    chunks.at(-1),
+    { text: '', start: 0, next: 0, complete: true, gap: 0 },
+    'the last one says complete',
+  );
+  const bad = await client.sandboxLogsFrom(sandbox.sandbox_id, -1).catch((e) => e);
+  t.type(bad, TwinboxApiError);
+  t.equal(bad.status, 400);
+
+  const revoked = await client.revokeCurrentApiKey();
+  t.equal(revoked.id, user.keyId);
+  t.type(revoked.revoked_at, 'string');
+  const after = await client.me().catch((e) => e);
+  t.equal(after.status, 401, 'the key is revoked');
+});
