@@ -297,7 +297,10 @@ function resetSection(view: InspectorView): Html {
     <h2 id="reset-title">Reset</h2>
     <form method="post" action="${twinPath(view.sandbox.id, view.twin)}/reset">
       ${csrfField(view.signedIn)}
-      <p>Back to the state the sandbox was seeded with: what the app created goes, credentials stay.</p>
+      <p>
+        Back to the state the sandbox was seeded with: what the app created goes, and so do the request log
+        and the faults (the timeline loses those calls too); credentials stay.
+      </p>
       <button type="submit" class="danger">Reset ${view.twin}</button>
     </form>
   </section>`;
