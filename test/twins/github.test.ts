@@ -1,8 +1,8 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createHash, createHmac, createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { Octokit } from '@octokit/rest';
 import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
 import { statusOf, untarGz, webhookReceiver } from './helpers.ts';
+import { githubClient } from './vendor-schema.ts';
 
 const seed = {
   users: [{ login: 'octocat', name: 'The Octocat', email: 'octocat@example.com' }],
@@ -31,7 +31,7 @@ t.test(
   async (t) => {
     const gh = await startGitHubTwin({ seed });
     t.teardown(() => gh.close());
-    const octokit = new Octokit({ auth: gh.token, baseUrl: gh.env.GITHUB_API_URL });
+    const octokit = githubClient({ auth: gh.token, baseUrl: gh.env.GITHUB_API_URL });
     const repo = { owner: 'octocat', repo: 'shop' };
 
     t.equal((await octokit.users.getAuthenticated()).data.login, 'octocat');
@@ -186,7 +186,7 @@ t.test('github twin: OAuth web flow with PKCE, /user and /user/emails', async (t
   const token = await exchange(verifier);
   t.match(token.access_token, /^gho_/);
 
-  const user = new Octokit({ auth: token.access_token, baseUrl: gh.baseUrl });
+  const user = githubClient({ auth: token.access_token, baseUrl: gh.baseUrl });
   t.equal((await user.users.getAuthenticated()).data.login, 'octocat');
   const emails = await user.users.listEmailsForAuthenticatedUser();
   t.same(emails.data[0], {
@@ -236,14 +236,14 @@ t.test('github twin: GitHub App JWT -> installation token', async (t) => {
   const unsigned = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iat: now - 60, exp: now + 540, iss: '4242' })}`;
   const jwt = `${unsigned}.${createSign('RSA-SHA256').update(unsigned).sign(pem).toString('base64url')}`;
 
-  const asApp = new Octokit({ auth: jwt, baseUrl: gh.baseUrl });
+  const asApp = githubClient({ auth: jwt, baseUrl: gh.baseUrl });
   t.equal((await asApp.apps.getAuthenticated()).data?.slug, 'twinbox');
   const installation = await asApp.apps.getRepoInstallation({ owner: 'octocat', repo: 'shop' });
   t.equal(installation.data.id, 77);
   const token = await asApp.apps.createInstallationAccessToken({ installation_id: 77 });
   t.match(token.data.token, /^ghs_/);
 
-  const asInstallation = new Octokit({ auth: token.data.token, baseUrl: gh.baseUrl });
+  const asInstallation = githubClient({ auth: token.data.token, baseUrl: gh.baseUrl });
   const issue = await asInstallation.issues.create({ owner: 'octocat', repo: 'shop', title: 'From the app' });
   const comment = await asInstallation.issues.createComment({
     owner: 'octocat',
@@ -266,7 +266,7 @@ t.test('github twin: webhooks signed with X-Hub-Signature-256, arbitrary events,
     r.headers['x-hub-signature-256'] ===
     `sha256=${createHmac('sha256', secret).update(r.body).digest('hex')}`;
 
-  const octokit = new Octokit({ auth: gh.token, baseUrl: gh.baseUrl });
+  const octokit = githubClient({ auth: gh.token, baseUrl: gh.baseUrl });
   const issue = await octokit.issues.create({ owner: 'octocat', repo: 'shop', title: 'Bug' });
   const first = await receiver.next();
   t.equal(first.headers['x-github-event'], 'issues');
@@ -310,7 +310,7 @@ t.test('github twin: webhooks signed with X-Hub-Signature-256, arbitrary events,
 t.test('github twin: fault injection is seen by the SDK, then stops', async (t) => {
   const gh = await startGitHubTwin({ seed });
   t.teardown(() => gh.close());
-  const octokit = new Octokit({ auth: gh.token, baseUrl: gh.baseUrl });
+  const octokit = githubClient({ auth: gh.token, baseUrl: gh.baseUrl });
   await gh.admin.addFault({ status: 503, count: 1 });
   t.equal(await statusOf(octokit.users.getAuthenticated()), 503);
   t.equal((await octokit.users.getAuthenticated()).status, 200, 'the fault is spent after one request');
@@ -337,4 +337,213 @@ t.test('github twin: fault injection is seen by the SDK, then stops', async (t) 
     log.some((e) => e.fault?.startsWith('rate_limit')),
     'faults are marked in the request log',
   );
+});
+
+/** A GitHub twin with the shared seed, Octokit on it, and the repository most calls are about. */
+async function appTwin(t: Test) {
+  const gh = await startGitHubTwin({ seed });
+  t.teardown(() => gh.close());
+  const octokit = githubClient({ auth: gh.token, baseUrl: gh.baseUrl });
+  return { gh, octokit, repo: { owner: 'octocat', repo: 'shop' } };
+}
+
+t.test('github twin: what apps call — repositories, branches and commits', async (t) => {
+  const { gh, octokit, repo } = await appTwin(t);
+  t.equal((await octokit.repos.get(repo)).data.full_name, 'octocat/shop');
+  t.ok(
+    (await octokit.repos.listForAuthenticatedUser()).data.some((r) => r.name === 'shop'),
+    'the token user lists its repositories',
+  );
+  t.equal((await octokit.users.getByUsername({ username: 'octocat' })).data.name, 'The Octocat');
+
+  const main = await octokit.repos.getBranch({ ...repo, branch: 'main' });
+  const head = (await octokit.repos.getCommit({ ...repo, ref: 'main' })).data;
+  t.equal(main.data.commit.sha, head.sha, 'the branch points at its real head commit');
+  t.equal(main.data.commit.commit?.message, head.commit.message, 'with the commit itself, not a stub');
+  t.match(main.data._links, { self: `${gh.baseUrl}/repos/octocat/shop/branches/main` });
+  t.equal(main.data.protected, false);
+  t.equal(main.data.protection?.enabled, false, 'an unprotected branch says so');
+  t.ok((await octokit.repos.listCommits({ ...repo, sha: 'main' })).data.some((c) => c.sha === head.sha));
+});
+
+t.test('github twin: what apps call — commit statuses', async (t) => {
+  const { gh, octokit, repo } = await appTwin(t);
+  const { commit_sha: sha } = await gh.pushFiles({ ...repo, branch: 'fix', files: { 'fix.txt': 'fixed' } });
+  const status = await octokit.repos.createCommitStatus({
+    ...repo,
+    sha,
+    state: 'pending',
+    context: 'twinbox/sandbox',
+    description: 'Deploying',
+    target_url: 'http://127.0.0.1:9999/logs',
+  });
+  t.equal(status.status, 201);
+  t.equal(status.data.state, 'pending');
+  t.equal(status.data.target_url, 'http://127.0.0.1:9999/logs');
+  await octokit.repos.createCommitStatus({ ...repo, sha, state: 'success', context: 'twinbox/sandbox' });
+  await octokit.repos.createCommitStatus({ ...repo, sha, state: 'failure', context: 'ci/lint' });
+  const statuses = await octokit.repos.listCommitStatusesForRef({ ...repo, ref: sha });
+  t.same(
+    statuses.data.map((s) => `${s.context}:${s.state}`),
+    ['ci/lint:failure', 'twinbox/sandbox:success', 'twinbox/sandbox:pending'],
+    'newest first',
+  );
+  const combined = await octokit.repos.getCombinedStatusForRef({ ...repo, ref: 'fix' });
+  t.equal(combined.data.sha, sha);
+  t.equal(combined.data.state, 'failure', 'one failing context fails the combined state');
+  t.same(
+    combined.data.statuses.map((s) => `${s.context}:${s.state}`).sort(),
+    ['ci/lint:failure', 'twinbox/sandbox:success'],
+    'the latest status of each context',
+  );
+  t.equal(
+    await statusOf(octokit.repos.createCommitStatus({ ...repo, sha, state: 'bogus' as 'success' })),
+    422,
+  );
+  t.equal(
+    await statusOf(octokit.repos.createCommitStatus({ ...repo, sha: 'f'.repeat(40), state: 'success' })),
+    422,
+    'an unknown commit',
+  );
+});
+
+t.test('github twin: what apps call — check runs', async (t) => {
+  const { gh, octokit, repo } = await appTwin(t);
+  const { commit_sha: sha } = await gh.pushFiles({ ...repo, branch: 'fix', files: { 'fix.txt': 'fixed' } });
+  const check = await octokit.checks.create({
+    ...repo,
+    name: 'twinbox/preview',
+    head_sha: sha,
+    status: 'in_progress',
+    output: { title: 'Deploying', summary: 'Building the sandbox' },
+  });
+  t.equal(
+    check.data.output.annotations_url,
+    `${gh.baseUrl}/repos/octocat/shop/check-runs/${check.data.id}/annotations`,
+  );
+  const done = await octokit.checks.update({
+    ...repo,
+    check_run_id: check.data.id,
+    status: 'completed',
+    conclusion: 'success',
+    output: { title: 'Ready', summary: 'Preview is up' },
+  });
+  t.equal(done.data.conclusion, 'success');
+  t.equal((await octokit.checks.get({ ...repo, check_run_id: check.data.id })).data.output.title, 'Ready');
+  t.same((await octokit.checks.listAnnotations({ ...repo, check_run_id: check.data.id })).data, []);
+  const listed = await octokit.checks.listForRef({ ...repo, ref: sha });
+  t.same(
+    listed.data.check_runs.map((c) => c.output.annotations_url),
+    [check.data.output.annotations_url],
+  );
+});
+
+t.test('github twin: what apps call — labels, issues and comments', async (t) => {
+  const { octokit, repo } = await appTwin(t);
+  await octokit.issues.createLabel({ ...repo, name: 'preview', color: '00ff00' });
+  t.equal((await octokit.issues.getLabel({ ...repo, name: 'preview' })).data.color, '00ff00');
+  const issue = await octokit.issues.create({ ...repo, title: 'Broken', body: 'It broke', labels: ['bug'] });
+  const number = issue.data.number;
+  await octokit.issues.addLabels({ ...repo, issue_number: number, labels: ['preview'] });
+  t.same(
+    (await octokit.issues.listLabelsOnIssue({ ...repo, issue_number: number })).data
+      .map((l) => l.name)
+      .sort(),
+    ['bug', 'preview'],
+  );
+  const closed = await octokit.issues.update({ ...repo, issue_number: number, state: 'closed' });
+  t.equal(closed.data.state, 'closed');
+  t.equal((await octokit.issues.get({ ...repo, issue_number: number })).data.state, 'closed');
+  const note = await octokit.issues.createComment({ ...repo, issue_number: number, body: 'temp' });
+  await octokit.issues.deleteComment({ ...repo, comment_id: note.data.id });
+  t.same((await octokit.issues.listComments({ ...repo, issue_number: number })).data, []);
+});
+
+t.test('github twin: what apps call — pull requests, reviews, merge and refs', async (t) => {
+  const { gh, octokit, repo } = await appTwin(t);
+  const { commit_sha: sha } = await gh.pushFiles({ ...repo, branch: 'fix', files: { 'fix.txt': 'fixed' } });
+  const pr = await octokit.pulls.create({ ...repo, head: 'fix', base: 'main', title: 'Fix it' });
+  const pull_number = pr.data.number;
+  t.same(
+    (await octokit.pulls.listFiles({ ...repo, pull_number })).data.map((f) => f.filename),
+    ['fix.txt'],
+  );
+  t.equal((await octokit.pulls.listCommits({ ...repo, pull_number })).data.at(-1)?.sha, sha);
+  t.ok((await octokit.pulls.list({ ...repo, state: 'open' })).data.some((p) => p.number === pull_number));
+  const review = await octokit.pulls.createReview({
+    ...repo,
+    pull_number,
+    event: 'COMMENT',
+    body: 'Preview looks good',
+  });
+  t.equal(review.data.state, 'COMMENTED');
+  t.equal((await octokit.pulls.listReviews({ ...repo, pull_number })).data.length, 1);
+  const compare = await octokit.repos.compareCommits({ ...repo, base: 'main', head: 'fix' });
+  t.equal(compare.data.ahead_by, 1);
+
+  // Octokit sends no body for a merge without options: GitHub merges with its defaults.
+  const merged = await octokit.pulls.merge({ ...repo, pull_number });
+  t.equal(merged.data.merged, true);
+  t.match(merged.data.sha, /^[0-9a-f]{40}$/);
+  t.equal((await octokit.pulls.get({ ...repo, pull_number })).data.merged, true);
+  t.equal(await statusOf(octokit.pulls.merge({ ...repo, pull_number })), 405, 'merged once only');
+
+  const ref = await octokit.git.getRef({ ...repo, ref: 'heads/main' });
+  t.equal(ref.data.object.sha, merged.data.sha, 'the merge moved main');
+  const commit = await octokit.git.getCommit({ ...repo, commit_sha: merged.data.sha });
+  t.equal(commit.data.sha, merged.data.sha);
+  await octokit.git.createRef({ ...repo, ref: 'refs/heads/release', sha: merged.data.sha });
+  t.equal((await octokit.repos.getBranch({ ...repo, branch: 'release' })).data.commit.sha, merged.data.sha);
+});
+
+t.test('github twin: unknown and revoked tokens fail the way GitHub fails them', async (t) => {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const gh = await startGitHubTwin({
+    seed: {
+      ...seed,
+      apps: [
+        {
+          app_id: 99,
+          slug: 'previewer',
+          name: 'Previewer',
+          private_key: pem,
+          permissions: { contents: 'read', issues: 'write' },
+          installations: [{ installation_id: 5, account: 'octocat', repository_selection: 'all' }],
+        },
+      ],
+    },
+  });
+  t.teardown(() => gh.close());
+  const badCredentials = {
+    message: 'Bad credentials',
+    documentation_url: 'https://docs.github.com/rest',
+    status: '401',
+  };
+  for (const token of ['ghp_not-a-token-the-twin-issued', 'gho_x', 'ghs_revoked']) {
+    const bogus = githubClient({ auth: token, baseUrl: gh.baseUrl });
+    const failure = await bogus.users
+      .getAuthenticated()
+      .catch((e: { status: number; response: { data: unknown } }) => e);
+    t.equal((failure as { status: number }).status, 401, `${token.slice(0, 4)}...: 401 on a read`);
+    t.same((failure as { response: { data: unknown } }).response.data, badCredentials);
+    t.equal(await statusOf(bogus.repos.get({ owner: 'octocat', repo: 'shop' })), 401, 'on a public read too');
+    t.equal(await statusOf(bogus.issues.create({ owner: 'octocat', repo: 'shop', title: 'x' })), 401);
+  }
+
+  // An installation token revoked by its app (DELETE /installation/token) fails the same way.
+  const now = Math.floor(Date.now() / 1000);
+  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const unsigned = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iat: now - 60, exp: now + 540, iss: '99' })}`;
+  const jwt = `${unsigned}.${createSign('RSA-SHA256').update(unsigned).sign(pem).toString('base64url')}`;
+  const asApp = githubClient({ auth: jwt, baseUrl: gh.baseUrl });
+  const { token } = (await asApp.apps.createInstallationAccessToken({ installation_id: 5 })).data;
+  const asInstallation = githubClient({ auth: token, baseUrl: gh.baseUrl });
+  t.equal((await asInstallation.repos.get({ owner: 'octocat', repo: 'shop' })).status, 200);
+  t.equal((await asInstallation.apps.revokeInstallationAccessToken()).status, 204);
+  const revoked = await asInstallation.repos
+    .get({ owner: 'octocat', repo: 'shop' })
+    .catch((e: { status: number; response: { data: unknown } }) => e);
+  t.equal((revoked as { status: number }).status, 401);
+  t.same((revoked as { response: { data: unknown } }).response.data, badCredentials);
 });

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { Octokit } from '@octokit/rest';
 import { TwinHost, TwinInputError } from '../../server/twins/host.ts';
 import { statusOf, tempDir, tempHost } from './helpers.ts';
+import { githubClient } from './vendor-schema.ts';
 
 const seed = {
   users: [{ login: 'octocat', email: 'octocat@example.com' }],
@@ -31,8 +31,8 @@ t.test('two sandboxes never see each other, and their admin tokens are not inter
   t.equal(a.admin_url, `${a.base_url}/_twinbox`);
   t.not(a.env_vars.GITHUB_TOKEN, b.env_vars.GITHUB_TOKEN);
 
-  const ga = new Octokit({ auth: a.env_vars.GITHUB_TOKEN, baseUrl: a.base_url });
-  const gb = new Octokit({ auth: b.env_vars.GITHUB_TOKEN, baseUrl: b.base_url });
+  const ga = githubClient({ auth: a.env_vars.GITHUB_TOKEN, baseUrl: a.base_url });
+  const gb = githubClient({ auth: b.env_vars.GITHUB_TOKEN, baseUrl: b.base_url });
   await ga.issues.create({ owner: 'octocat', repo: 'app', title: 'only in A' });
   await ga.repos.createForAuthenticatedUser({ name: 'only-a' });
   t.equal((await gb.issues.listForRepo({ owner: 'octocat', repo: 'app' })).data.length, 0);
@@ -60,7 +60,7 @@ t.test('state survives a restart; reset returns to the seed with the same URLs',
   const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
   const before = (await first.start('sb', ['github'], { adminToken: 'tok', seeds: { github: seed } }))
     .github!;
-  const octokit = new Octokit({ auth: before.env_vars.GITHUB_TOKEN, baseUrl: before.base_url });
+  const octokit = githubClient({ auth: before.env_vars.GITHUB_TOKEN, baseUrl: before.base_url });
   const issue = await octokit.issues.create({ owner: 'octocat', repo: 'app', title: 'persist me' });
   await octokit.issues.createComment({
     owner: 'octocat',
@@ -83,7 +83,7 @@ t.test('state survives a restart; reset returns to the seed with the same URLs',
   const after = second.get('sb')!.github!;
   t.equal(after.env_vars.GITHUB_TOKEN, before.env_vars.GITHUB_TOKEN, 'credentials survive');
   t.equal(after.base_url, before.base_url, 'the same port is reused when free');
-  const again = new Octokit({ auth: after.env_vars.GITHUB_TOKEN, baseUrl: after.base_url });
+  const again = githubClient({ auth: after.env_vars.GITHUB_TOKEN, baseUrl: after.base_url });
   const comments = await again.issues.listComments({
     owner: 'octocat',
     repo: 'app',

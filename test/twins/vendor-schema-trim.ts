@@ -130,7 +130,9 @@ async function main(): Promise<void> {
   }
 
   const out = `${dir}openapi.json`;
-  const formatted = await prettier.format(JSON.stringify(trimmed), { filepath: out });
+  // The repository's own prettier settings, so `npm run format:check` passes on what this writes.
+  const style = { ...(await prettier.resolveConfig(out)), filepath: out };
+  const formatted = await prettier.format(JSON.stringify(trimmed), style);
   writeFileSync(out, formatted);
   const updated = {
     ...source,
@@ -139,7 +141,7 @@ async function main(): Promise<void> {
   };
   writeFileSync(
     `${dir}source.json`,
-    await prettier.format(JSON.stringify(updated), { filepath: `${dir}source.json` }),
+    await prettier.format(JSON.stringify(updated), { ...style, filepath: `${dir}source.json` }),
   );
   console.log(
     `${out}: ${source.operations.length} operations, ${done.size} components, ${formatted.length} bytes`,

@@ -38,6 +38,7 @@ export interface CheckRules {
 export interface VendorSource {
   vendor: string;
   check?: CheckRules;
+  deviations?: Deviation[];
   operations: string[];
   [key: string]: unknown;
 }
@@ -115,16 +116,32 @@ export function vendorSchemaDir(twin: string): string {
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
- * OpenAPI 3.0 is not JSON Schema: `nullable: true` allows null beside the declared type (an `enum` then
- * takes null too). Rewritten here so ajv honours it; every other keyword is kept as the vendor wrote it.
+ * The vendors' dialects are not quite JSON Schema; rewritten here so ajv reads them as the vendor meant:
+ * - OpenAPI 3.0's `nullable: true` allows null beside the declared type (an `enum` then takes null too);
+ * - a `format` whose documented `default` is "" also takes "" (GitHub's deployment status `target_url`,
+ *   `log_url` and `environment_url` are "" when unset, and the description says so with that default);
+ * - `swagger2`: Slack's generator writes a union as `items: [A, B]` on a schema that is not an array (an
+ *   `anyOf` in JSON Schema, where `items` would check nothing); on an array it is the union of its items.
+ * Every other keyword is kept as the vendor wrote it.
  */
-export function toJsonSchema(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(toJsonSchema);
+export function toJsonSchema(node: unknown, options: { swagger2?: boolean } = {}): unknown {
+  if (Array.isArray(node)) return node.map((n) => toJsonSchema(n, options));
   if (!node || typeof node !== 'object') return node;
-  const out: Record<string, unknown> = {};
+  let out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
     // `example(s)` are sample data, not schemas: copied untouched (a sample may well hold `nullable`).
-    out[key] = key === 'example' || key === 'examples' ? value : toJsonSchema(value);
+    out[key] = key === 'example' || key === 'examples' ? value : toJsonSchema(value, options);
+  }
+  if (options.swagger2 && Array.isArray(out.items)) {
+    const union = out.items;
+    if (out.type === 'array') out.items = { anyOf: union };
+    else {
+      delete out.items;
+      out = Object.keys(out).length ? { allOf: [out, { anyOf: union }] } : { anyOf: union };
+    }
+  }
+  if (typeof out.format === 'string' && out.default === '') {
+    out = { anyOf: [{ type: 'string', maxLength: 0 }, out] };
   }
   if (out.nullable === true) {
     delete out.nullable;
@@ -139,6 +156,37 @@ export function toJsonSchema(node: unknown): unknown {
   return out;
 }
 
+/**
+ * Where a vendor's description contradicts the vendor's own reference documentation (Slack's dates from
+ * 2020), `source.json` lists a patch with the reason: `{pointer, value}` sets a schema node, `{pointer,
+ * remove: true}` deletes one. Applied to the loaded copy only; the vendored file stays the vendor's.
+ */
+export interface Deviation {
+  pointer: string;
+  value?: unknown;
+  remove?: boolean;
+  why: string;
+}
+
+function applyDeviations(doc: Record<string, unknown>, deviations: Deviation[], twin: string): void {
+  for (const d of deviations) {
+    const parts = d.pointer
+      .replace(/^#\//, '')
+      .split('/')
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const last = parts.pop()!;
+    let node = doc as Record<string, unknown> | undefined;
+    for (const part of parts) node = node?.[part] as Record<string, unknown> | undefined;
+    if (!node || typeof node !== 'object' || !d.why) {
+      throw new Error(`${twin} deviation ${d.pointer}: no such node, or no reason given`);
+    }
+    if (d.remove) {
+      if (!(last in node)) throw new Error(`${twin} deviation ${d.pointer}: nothing to remove`);
+      delete node[last];
+    } else node[last] = d.value;
+  }
+}
+
 function load(twin: string): Loaded {
   const cached = loaded.get(twin);
   if (cached) return cached;
@@ -151,11 +199,13 @@ function load(twin: string): Loaded {
   } catch (error) {
     throw new Error(`no vendored description for twin "${twin}" in ${dir}: ${(error as Error).message}`);
   }
-  const doc = toJsonSchema(raw) as Record<string, unknown>;
+  const swagger2 = typeof raw.swagger === 'string';
+  applyDeviations(raw, source.deviations ?? [], twin);
+  const doc = toJsonSchema(raw, { swagger2 }) as Record<string, unknown>;
   // The vendors' documents carry OpenAPI-only keywords (`example`, `discriminator`, `x-github`, ...), which
   // strict mode refuses; they are annotations, so strict is off. Types, required fields, enums, formats,
   // `additionalProperties: false` and the combinators are all enforced.
-  const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+  const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, verbose: true });
   addFormats(ajv);
   // Formats the descriptions use that JSON Schema does not define.
   ajv.addFormat('url', ajv.formats.uri as never);
@@ -193,7 +243,7 @@ function load(twin: string): Loaded {
     source,
     rules: source.check ?? {},
     doc,
-    swagger2: typeof raw.swagger === 'string',
+    swagger2,
     operations,
     ajv,
     validators: new Map(),
@@ -279,8 +329,10 @@ function formatErrors(errors: ErrorObject[] | null | undefined): string[] {
       e.keyword === 'additionalProperties'
         ? `has "${(e.params as { additionalProperty: string }).additionalProperty}", which the schema does not allow`
         : e.keyword === 'enum'
-          ? `${e.message}: ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}`
-          : e.message;
+          ? `${e.message}: ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}, not ${JSON.stringify(e.data)}`
+          : e.keyword === 'format' || e.keyword === 'type' || e.keyword === 'pattern'
+            ? `${e.message}, not ${JSON.stringify(e.data)?.slice(0, 80)}`
+            : e.message;
     seen.add(`${where} ${detail}`);
     if (seen.size >= 12) break;
   }
@@ -331,6 +383,12 @@ export function checkResponse(twin: string, input: CheckInput): CheckResult {
     ]);
   }
   const name = label(spec, op);
+  // A followed redirect: the body belongs to where it led; the operation must document a redirect.
+  if (input.redirected) {
+    return Object.keys(op.responses).some((s) => /^3\d\d$/.test(s))
+      ? result(true, [], name)
+      : result(false, [`${name} answered a redirect, which its description does not document`], name);
+  }
   const status = String(input.status);
   let key: string | undefined;
   if (okFalse && spec.rules.ok_false_response) key = spec.rules.ok_false_response;
@@ -346,8 +404,6 @@ export function checkResponse(twin: string, input: CheckInput): CheckResult {
     const listed = Object.keys(op.responses).join(', ');
     return result(false, [`status ${status} is not documented for ${name} (documented: ${listed})`], name);
   }
-  // A followed redirect: the status was documented; the body belongs to where it led.
-  if (input.redirected) return result(true, [], name);
   if (pointer === undefined) return result(false, [`response ${key} of ${name} cannot be resolved`], name);
   if (pointer === null) {
     const empty = input.body === undefined || input.body === '';
@@ -415,7 +471,9 @@ export function vendorFetch(twin: string, inner: Fetch = globalThis.fetch): Fetc
 }
 
 /** Octokit (the GitHub twin's official SDK) with every response checked against GitHub's description. */
-export function githubClient(options: { auth?: string; baseUrl: string }): Octokit {
+export function githubClient(options: { auth?: string; baseUrl: string | undefined }): Octokit {
+  // Without a base URL Octokit would call api.github.com itself.
+  if (!options.baseUrl) throw new Error("githubClient: the twin's baseUrl is missing");
   return new Octokit({ ...options, request: { fetch: vendorFetch('github') } });
 }
 

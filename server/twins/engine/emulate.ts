@@ -70,6 +70,20 @@ export interface EngineApp {
   delete(path: string, handler: EngineHandler): unknown;
 }
 
+/** The engine's app as its own class exposes it (a Hono app), to build the priority app of the same kind. */
+interface HonoLike extends EngineApp {
+  use(
+    path: string,
+    handler: (c: HonoContext, next: () => Promise<void>) => Promise<Response | void>,
+  ): unknown;
+  notFound(handler: () => Response): unknown;
+}
+
+interface HonoContext extends EngineContext {
+  req: EngineContext['req'] & { raw: Request };
+  set(key: string, value: unknown): void;
+}
+
 export interface EngineWebhooks {
   dispatch(
     event: string,
@@ -89,6 +103,13 @@ export interface EngineTokenUser {
 
 export interface Engine {
   app: EngineApp;
+  /**
+   * Routes that take precedence over the engine's own: a path the engine also matches (its
+   * `/repos/:owner/:repo/commits/:ref{.+}` takes `/commits/{ref}/status`) can only be served here. They run
+   * after the engine's auth middleware and see its `authUser`; a request none of them matches goes on to
+   * the engine's routes.
+   */
+  priority: EngineApp;
   store: EngineStore;
   webhooks: EngineWebhooks;
   tokenMap: Map<string, EngineTokenUser>;
@@ -105,6 +126,7 @@ interface PluginModule {
 
 interface Captured {
   app: EngineApp;
+  priority: EngineApp;
   store: EngineStore;
   webhooks: EngineWebhooks;
   tokenMap: Map<string, EngineTokenUser>;
@@ -138,10 +160,38 @@ async function loadPlugin(service: EngineService): Promise<PluginModule> {
       string,
       Map<string, EngineTokenUser>,
     ];
-    pending.get(baseUrl)?.({ app, store, webhooks, tokenMap });
+    const capture = pending.get(baseUrl);
+    if (capture) capture({ app, priority: priorityRoutes(app as HonoLike), store, webhooks, tokenMap });
     return original.apply(this, args);
   };
   return { plugin, seedFromConfig: mod.seedFromConfig as PluginModule['seedFromConfig'] };
+}
+
+const UNMATCHED = 'x-twinbox-unmatched';
+
+/**
+ * A second app of the engine's own class, consulted by a middleware added before the service's routes
+ * (so after the engine's auth): what it serves is answered, anything else falls through to the engine.
+ */
+function priorityRoutes(app: HonoLike): EngineApp {
+  const priority = new (app.constructor as new () => HonoLike)();
+  const outer = new WeakMap<Request, HonoContext>();
+  priority.notFound(() => new Response(null, { status: 404, headers: { [UNMATCHED]: '1' } }));
+  priority.use('*', async (c, next) => {
+    const from = outer.get(c.req.raw);
+    for (const key of ['authUser', 'authToken', 'authScopes', 'authApp']) {
+      const value = from?.get(key);
+      if (value !== undefined) c.set(key, value);
+    }
+    await next();
+  });
+  app.use('*', async (c, next) => {
+    outer.set(c.req.raw, c);
+    const response = await priority.fetch(c.req.raw);
+    if (response.headers.has(UNMATCHED)) return next();
+    return response;
+  });
+  return priority;
 }
 
 function plugin(service: EngineService): Promise<PluginModule> {

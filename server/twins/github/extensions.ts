@@ -1,10 +1,13 @@
 /**
  * GitHub API routes the engine lacks, registered on the engine's app so its auth middleware applies:
- * deployments and deployment statuses, and repository tarballs (302 to a codeload-style URL, as GitHub does).
+ * deployments and deployment statuses, commit statuses (statuses.ts), revoking an installation token, and
+ * repository tarballs (302 to a codeload-style URL, as GitHub does).
  */
 import type { Engine, EngineContext, EngineRecord } from '../engine/emulate.ts';
 import type { EngineCall } from './repo-files.ts';
 import { readTree } from './repo-files.ts';
+import { presentedToken } from '../secrets.ts';
+import { registerCommitStatuses } from './statuses.ts';
 import { gzipTar } from './tar.ts';
 
 interface Deployment extends EngineRecord {
@@ -53,6 +56,7 @@ export function registerExtensions(engine: Engine, baseUrl: string, call: Engine
   const statuses = store.collection<DeploymentStatus>('twinbox.deployment_statuses', ['deployment_id']);
 
   const authUser = (c: EngineContext) => c.get('authUser') as { login: string } | undefined;
+  registerCommitStatuses(engine, baseUrl, call);
 
   async function context(c: EngineContext) {
     const user = authUser(c);
@@ -268,6 +272,15 @@ export function registerExtensions(engine: Engine, baseUrl: string, call: Engine
       repository_selection: inst.repositorySelection,
       repositories,
     });
+  });
+
+  // An app revokes an installation token it no longer needs; any later use of it is GitHub's 401.
+  app.delete('/installation/token', async (c) => {
+    const inst = (c.get('authUser') as { installation?: Installation } | undefined)?.installation;
+    const token = presentedToken(c.req.header('authorization'))?.token;
+    if (!inst || !token) return githubError(c, 403, 'This endpoint requires an installation access token');
+    engine.tokenMap.delete(token);
+    return new Response(null, { status: 204 });
   });
 
   // Tarballs: like GitHub, the API answers 302 to a codeload URL pinned to the resolved commit.

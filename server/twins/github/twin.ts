@@ -18,6 +18,7 @@ import { screenRequest } from '../safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
 import { handlePullFiles, refreshPullStats, registerExtensions, synchronizePulls } from './extensions.ts';
+import { GitHubFidelity } from './fidelity.ts';
 import { handleOAuth } from './oauth.ts';
 import { applyIssuesAndPulls } from './issues-seed.ts';
 import { pushFiles, type EngineCall } from './repo-files.ts';
@@ -28,7 +29,8 @@ import { describeGitHubChange } from './changes.ts';
 const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
 const DOCS = 'https://docs.github.com/rest';
 
-const githubError = (status: number, message: string) => json(status, { message, documentation_url: DOCS });
+const githubError = (status: number, message: string) =>
+  json(status, { message, documentation_url: DOCS, status: String(status) });
 
 /**
  * The web side of OAuth: the authorize page, its account-picker form post, the code exchange (client
@@ -102,6 +104,7 @@ const pushSchema = Joi.object({
 class GitHubTwin implements TwinDriver {
   readonly webhooks = new WebhookOutbox(githubSigner);
   private readonly internalToken = randomToken('twinbox_internal_');
+  private readonly fidelity: GitHubFidelity;
   private autoApprove: string | undefined;
   /** While > 0 the twin is applying a seed: like Stripe's, seeding sends no webhooks. */
   private seeding = 0;
@@ -123,6 +126,7 @@ class GitHubTwin implements TwinDriver {
       return dispatch(event, action, payload, owner, repo);
     };
     registerExtensions(engine, baseUrl, this.call);
+    this.fidelity = new GitHubFidelity(engine, baseUrl);
   }
 
   /** Calls the engine API in-process as `login` (falls back to the token's user for orgs). */
@@ -222,11 +226,12 @@ class GitHubTwin implements TwinDriver {
       else headers.set('authorization', `token ${presented.token}`);
       forwarded = new Request(request, { headers });
     }
-    return (
+    forwarded = await this.fidelity.prepare(forwarded);
+    const response =
       (await handleOAuth(this.engine, forwarded, { autoApprove: () => this.autoApprove })) ??
       (await handlePullFiles(this.engine, forwarded)) ??
-      this.engine.app.fetch(forwarded)
-    );
+      (await this.engine.app.fetch(forwarded));
+    return this.fidelity.finish(forwarded, response);
   }
 
   /** GitHub's `{message, documentation_url}`: 400 for JSON it cannot parse, 422 for keys it does not permit. */
