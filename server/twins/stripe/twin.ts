@@ -11,7 +11,20 @@ import { json } from '../http.ts';
 import { assertSafeKeys, ownValue, setOwn } from '../safe-json.ts';
 import { presentedToken, randomToken, secretEquals } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
-import { StripeApi, StripeError, emptyStripeState, type StripeObject, type StripeState } from './api.ts';
+import {
+  STRIPE_API_VERSION,
+  StripeApi,
+  StripeError,
+  emptyStripeState,
+  type StripeObject,
+  type StripeState,
+} from './api.ts';
+import { StripeBilling } from './billing.ts';
+import { StripeCheckout } from './checkout.ts';
+import { checkoutPage } from './checkout-page.ts';
+import { expandPaths, expandResponse } from './expand.ts';
+import { ROUTES, type StripeServices } from './routes.ts';
+import { StripeWebhookEndpoints } from './webhook-endpoints.ts';
 import { cardOutcome, magicCardNumber } from './cards.ts';
 import { FormError, parseForm, type FormObject } from './form.ts';
 import { summarizeStripe } from './summary.ts';
@@ -51,6 +64,7 @@ interface StripeSaved {
   publishable_key: string;
   webhook_secret: string;
   target?: WebhookTarget;
+  public_url?: string;
   state: StripeState;
 }
 
@@ -120,120 +134,22 @@ export const stripeSigner: WebhookSigner = ({ body, secret }) => {
   };
 };
 
-type Route = [
-  method: string,
-  pattern: RegExp,
-  handler: (api: StripeApi, m: string[], body: FormObject, q: URLSearchParams, key?: string) => unknown,
-];
-
-const ROUTES: Route[] = [
-  ['POST', /^\/v1\/customers$/, (api, _m, b, _q, key) => api.createCustomer(b, { idempotencyKey: key })],
-  [
-    'GET',
-    /^\/v1\/customers$/,
-    (api, _m, _b, q) =>
-      api.list('customer', q, '/v1/customers', (c) => !q.get('email') || c.email === q.get('email')),
-  ],
-  ['GET', /^\/v1\/customers\/([^/]+)$/, (api, m) => api.get('customer', m[1]!)],
-  ['POST', /^\/v1\/customers\/([^/]+)$/, (api, m, b) => api.updateCustomer(m[1]!, b)],
-  ['DELETE', /^\/v1\/customers\/([^/]+)$/, (api, m) => api.deleteCustomer(m[1]!)],
-  [
-    'GET',
-    /^\/v1\/customers\/([^/]+)\/payment_methods$/,
-    (api, m, _b, q) => (
-      api.get('customer', m[1]!),
-      api.list('payment_method', q, `/v1/customers/${m[1]}/payment_methods`, (p) => p.customer === m[1])
-    ),
-  ],
-  ['POST', /^\/v1\/products$/, (api, _m, b) => api.createProduct(b)],
-  [
-    'GET',
-    /^\/v1\/products$/,
-    (api, _m, _b, q) =>
-      api.list('product', q, '/v1/products', (p) => !q.get('active') || String(p.active) === q.get('active')),
-  ],
-  ['GET', /^\/v1\/products\/([^/]+)$/, (api, m) => api.get('product', m[1]!)],
-  ['POST', /^\/v1\/products\/([^/]+)$/, (api, m, b) => api.updateProduct(m[1]!, b)],
-  ['POST', /^\/v1\/prices$/, (api, _m, b) => api.createPrice(b)],
-  [
-    'GET',
-    /^\/v1\/prices$/,
-    (api, _m, _b, q) =>
-      api.list('price', q, '/v1/prices', (p) => !q.get('product') || p.product === q.get('product')),
-  ],
-  ['GET', /^\/v1\/prices\/([^/]+)$/, (api, m) => api.get('price', m[1]!)],
-  ['POST', /^\/v1\/payment_methods$/, (api, _m, b) => api.createPaymentMethod(b)],
-  [
-    'GET',
-    /^\/v1\/payment_methods$/,
-    (api, _m, _b, q) => {
-      const customer = q.get('customer');
-      if (customer) api.get('customer', customer);
-      return api.list(
-        'payment_method',
-        q,
-        '/v1/payment_methods',
-        (p) => !customer || p.customer === customer,
-      );
-    },
-  ],
-  ['GET', /^\/v1\/payment_methods\/([^/]+)$/, (api, m) => api.retrievePaymentMethod(m[1]!)],
-  ['POST', /^\/v1\/payment_methods\/([^/]+)\/attach$/, (api, m, b) => api.attachPaymentMethod(m[1]!, b)],
-  ['POST', /^\/v1\/payment_methods\/([^/]+)\/detach$/, (api, m) => api.detachPaymentMethod(m[1]!)],
-  ['POST', /^\/v1\/payment_intents$/, (api, _m, b, _q, key) => api.createPaymentIntent(b, key)],
-  [
-    'GET',
-    /^\/v1\/payment_intents$/,
-    (api, _m, _b, q) =>
-      api.list(
-        'payment_intent',
-        q,
-        '/v1/payment_intents',
-        (p) => !q.get('customer') || p.customer === q.get('customer'),
-      ),
-  ],
-  ['GET', /^\/v1\/payment_intents\/([^/]+)$/, (api, m) => api.get('payment_intent', m[1]!)],
-  ['POST', /^\/v1\/payment_intents\/([^/]+)$/, (api, m, b) => api.updatePaymentIntent(m[1]!, b)],
-  [
-    'POST',
-    /^\/v1\/payment_intents\/([^/]+)\/confirm$/,
-    (api, m, b, _q, key) => api.confirmPaymentIntent(m[1]!, b, key),
-  ],
-  ['POST', /^\/v1\/payment_intents\/([^/]+)\/capture$/, (api, m) => api.capturePaymentIntent(m[1]!)],
-  ['POST', /^\/v1\/payment_intents\/([^/]+)\/cancel$/, (api, m, b) => api.cancelPaymentIntent(m[1]!, b)],
-  [
-    'GET',
-    /^\/v1\/charges$/,
-    (api, _m, _b, q) =>
-      api.list(
-        'charge',
-        q,
-        '/v1/charges',
-        (c) =>
-          (!q.get('customer') || c.customer === q.get('customer')) &&
-          (!q.get('payment_intent') || c.payment_intent === q.get('payment_intent')),
-      ),
-  ],
-  ['GET', /^\/v1\/charges\/([^/]+)$/, (api, m) => api.get('charge', m[1]!)],
-  [
-    'GET',
-    /^\/v1\/events$/,
-    (api, _m, _b, q) => api.list('event', q, '/v1/events', (e) => !q.get('type') || e.type === q.get('type')),
-  ],
-  ['GET', /^\/v1\/events\/([^/]+)$/, (api, m) => api.get('event', m[1]!)],
-];
-
 function stripeJson(status: number, body: unknown, extra: Record<string, string> = {}): Response {
   return json(status, body, {
     'request-id': `req_${randomToken('', 9)}`,
-    'stripe-version': '2024-06-20',
+    'stripe-version': STRIPE_API_VERSION,
     ...extra,
   });
 }
 
 class StripeTwin implements TwinDriver {
   readonly webhooks = new WebhookOutbox(stripeSigner);
+  /** One outbox per endpoint made with `POST /v1/webhook_endpoints`, each signing with its own secret. */
+  private readonly endpointOutboxes = new Map<string, WebhookOutbox>();
   private api: StripeApi;
+  private readonly services: StripeServices;
+  /** Where browsers reach this twin (the hosted checkout page); set through the admin API, see docs/twins.md. */
+  publicUrl: string | undefined;
 
   constructor(
     private readonly host: URL,
@@ -241,11 +157,38 @@ class StripeTwin implements TwinDriver {
     private readonly keys: { secret_key: string; publishable_key: string; webhook_secret: string },
     state: StripeState,
   ) {
-    this.api = new StripeApi(state, (event) => void this.webhooks.deliver(event.type as string, event));
+    this.api = new StripeApi(state, (event) => this.deliver(event));
+    const billing = new StripeBilling(this.api);
+    this.services = {
+      api: this.api,
+      billing,
+      checkout: new StripeCheckout(this.api, billing, () =>
+        (this.publicUrl ?? this.host.origin).replace(/\/$/, ''),
+      ),
+      endpoints: new StripeWebhookEndpoints(this.api),
+    };
   }
 
-  /** Stripe's secret key as `Authorization: Bearer sk_...` (stripe-node) or Basic `sk_...:`, compared in constant time. */
+  private deliver(event: StripeObject): void {
+    const type = event.type as string;
+    void this.webhooks.deliver(type, event);
+    for (const target of this.services.endpoints.targetsFor(type)) {
+      let outbox = this.endpointOutboxes.get(target.id);
+      if (!outbox) {
+        outbox = new WebhookOutbox(stripeSigner);
+        this.endpointOutboxes.set(target.id, outbox);
+      }
+      outbox.target = { url: target.url, secret: target.secret, events: target.events };
+      void outbox.deliver(type, event);
+    }
+  }
+
+  /**
+   * Stripe's secret key as `Authorization: Bearer sk_...` (stripe-node) or Basic `sk_...:`, compared in
+   * constant time. The hosted checkout page (`/c/...`) is public, as Stripe's is: its session id is the key.
+   */
   authorize(head: RequestHead): Authorization {
+    if (head.url.pathname.startsWith('/c/')) return 'public';
     const presented = presentedToken(head.headers.get('authorization'));
     const key = presented && ['bearer', 'basic'].includes(presented.scheme) ? presented.token : '';
     if (key && secretEquals(key, this.keys.secret_key)) return true;
@@ -253,7 +196,9 @@ class StripeTwin implements TwinDriver {
     return stripeJson(401, {
       error: {
         type: 'invalid_request_error',
-        message: key ? `Invalid API Key provided: ${shown}` : 'You did not provide an API key.',
+        message: key
+          ? `Invalid API Key provided: ${shown}`
+          : "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
       },
     });
   }
@@ -262,7 +207,17 @@ class StripeTwin implements TwinDriver {
     const url = new URL(request.url);
     const verdict = this.authorize({ method: request.method, url, headers: request.headers });
     if (verdict instanceof Response) return verdict;
-    const text = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
+    if (verdict === 'public') {
+      const page = await checkoutPage(request, this.services.checkout);
+      if (page) return page;
+    }
+    // stripe-node sends the parameters of a DELETE (`cancellation_details[...]`) in the query string.
+    const text =
+      request.method === 'GET'
+        ? ''
+        : request.method === 'DELETE'
+          ? url.search.slice(1)
+          : await request.text();
     let form: FormObject;
     try {
       form = parseForm(text);
@@ -321,13 +276,15 @@ class StripeTwin implements TwinDriver {
     key?: string,
   ): { status: number; body: unknown } {
     const query = new URLSearchParams(url.search);
-    for (const [k] of [...query]) if (/^expand\[/.test(k)) query.delete(k);
     for (const [m, pattern, handler] of ROUTES) {
       if (m !== method) continue;
       const match = pattern.exec(url.pathname);
       if (!match) continue;
       try {
-        return { status: 200, body: handler(this.api, match, form, query, key) };
+        const paths = expandPaths(query, form);
+        for (const [k] of [...query]) if (/^expand\[/.test(k)) query.delete(k);
+        const body = handler(this.services, match, form, query, key);
+        return { status: 200, body: expandResponse(body, paths, (id) => this.api.lookup(id), this.computed) };
       } catch (error) {
         if (error instanceof StripeError) return { status: error.status, body: { error: error.body } };
         throw error;
@@ -343,6 +300,27 @@ class StripeTwin implements TwinDriver {
       },
     };
   }
+
+  /** Fields Stripe sends only when expanded: a checkout session's `line_items`. */
+  private readonly computed = (object: Record<string, unknown>, field: string): unknown =>
+    object.object === 'checkout.session' && field === 'line_items' && typeof object.id === 'string'
+      ? this.services.checkout.lineItemsList(object.id)
+      : undefined;
+
+  /** `PUT /_twinbox/public_url {url}`: the base URL browsers reach this twin on (checkout pages). */
+  readonly adminRoutes = async (method: string, subpath: string, body: unknown) => {
+    if (subpath !== '/public_url') return undefined;
+    if (method === 'GET') return { status: 200, body: { url: this.publicUrl ?? this.host.origin } };
+    if (method !== 'PUT') return undefined;
+    const { error, value } = Joi.object({
+      url: Joi.string()
+        .uri({ scheme: ['http', 'https'] })
+        .required(),
+    }).validate(body ?? {});
+    if (error) throw new TwinInputError(400, error.message);
+    this.publicUrl = new URL((value as { url: string }).url).origin;
+    return { status: 200, body: { url: this.publicUrl } };
+  };
 
   envVars(): Record<string, string> {
     return {
@@ -361,12 +339,18 @@ class StripeTwin implements TwinDriver {
   }
 
   snapshot(): StripeSaved {
-    return { ...this.keys, target: this.webhooks.target, state: this.api.state };
+    return {
+      ...this.keys,
+      target: this.webhooks.target,
+      ...(this.publicUrl ? { public_url: this.publicUrl } : {}),
+      state: this.api.state,
+    };
   }
 
   async reset(): Promise<void> {
     this.api.state = emptyStripeState();
     this.webhooks.clear();
+    this.endpointOutboxes.clear();
     this.applySeedNow(this.seed, false);
   }
 
@@ -478,7 +462,7 @@ class StripeTwin implements TwinDriver {
   }
 
   async close(): Promise<void> {
-    await this.webhooks.idle();
+    await Promise.all([this.webhooks.idle(), ...[...this.endpointOutboxes.values()].map((o) => o.idle())]);
   }
 }
 
@@ -509,8 +493,10 @@ export const stripeTwin: TwinFactory = {
       webhook_secret: saved?.webhook_secret ?? randomToken('whsec_'),
     };
     const twin = new StripeTwin(new URL(baseUrl), seed, keys, saved?.state ?? emptyStripeState());
-    if (saved) twin.webhooks.target = saved.target;
-    else twin.applySeedNow(seed, true);
+    if (saved) {
+      twin.webhooks.target = saved.target;
+      twin.publicUrl = saved.public_url;
+    } else twin.applySeedNow(seed, true);
     return twin;
   },
 };

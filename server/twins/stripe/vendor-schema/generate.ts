@@ -115,6 +115,7 @@ const OPERATIONS: Array<[string, string, string, Schema]> = [
   ['get', '/v1/prices', 'GetPrices', list(ref('price'), '/v1/prices')],
   ['post', '/v1/prices', 'PostPrices', ref('price')],
   ['get', '/v1/prices/{price}', 'GetPricesPrice', ref('price')],
+  ['post', '/v1/prices/{price}', 'PostPricesPrice', ref('price')],
   ['get', '/v1/payment_methods', 'GetPaymentMethods', list(ref('payment_method'), '/v1/payment_methods')],
   ['post', '/v1/payment_methods', 'PostPaymentMethods', ref('payment_method')],
   ['get', '/v1/payment_methods/{payment_method}', 'GetPaymentMethodsPaymentMethod', ref('payment_method')],
@@ -181,6 +182,7 @@ const OPERATIONS: Array<[string, string, string, Schema]> = [
   ['get', '/v1/invoiceitems', 'GetInvoiceitems', list(ref('invoiceitem'), '/v1/invoiceitems')],
   ['post', '/v1/invoiceitems', 'PostInvoiceitems', ref('invoiceitem')],
   ['get', '/v1/invoiceitems/{invoiceitem}', 'GetInvoiceitemsInvoiceitem', ref('invoiceitem')],
+  ['post', '/v1/invoiceitems/{invoiceitem}', 'PostInvoiceitemsInvoiceitem', ref('invoiceitem')],
   ['delete', '/v1/invoiceitems/{invoiceitem}', 'DeleteInvoiceitemsInvoiceitem', ref('deleted_invoiceitem')],
   [
     'get',
