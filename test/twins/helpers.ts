@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Stripe from 'stripe';
 import { TwinHost } from '../../server/twins/host.ts';
+import { schemaFailureOf } from './vendor-schema.ts';
 import { vendorFetch } from './vendor-schema.ts';
 
 export interface Teardown {
@@ -101,6 +102,9 @@ export async function statusOf(call: Promise<unknown>): Promise<number | undefin
     await call;
     return undefined;
   } catch (error) {
+    // A response that broke the vendor's schema is a test failure, not a status to compare.
+    const schemaFailure = schemaFailureOf(error);
+    if (schemaFailure) throw schemaFailure;
     return (
       (error as { status?: number; statusCode?: number }).status ??
       (error as { statusCode?: number }).statusCode
