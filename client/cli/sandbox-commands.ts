@@ -135,7 +135,10 @@ export async function logs(context: CliContext, args: string[]): Promise<void> {
   await client.getSandbox(id);
   for await (const chunk of client.followSandboxLogs(id)) {
     if (chunk.gap > 0)
-      note(context, `${chunk.gap} bytes of output were dropped here (Twinbox keeps the last 1 MiB)`);
+      note(
+        context,
+        `${chunk.gap} bytes of output were dropped here (Twinbox keeps only the newest part of a log, 1 MiB by default)`,
+      );
     if (chunk.gap < 0) note(context, 'the log starts over here (Twinbox restarted)');
     if (context.json) {
       if (chunk.text || chunk.complete)
