@@ -37,6 +37,7 @@ export function page(options: PageOptions): string {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Twinbox</title>
+        <link rel="icon" href="/assets/twinbox.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/assets/twinbox.css" />
         ${scripts.map((s) => html`<script src="/assets/${s}" defer></script>`)}
       </head>

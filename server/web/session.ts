@@ -46,7 +46,7 @@ export class WebSessions {
   async require(request: Request, h: ResponseToolkit): Promise<SignedIn | ResponseObject> {
     const signedIn = await this.current(request);
     if (signedIn) return signedIn;
-    return h.redirect(`/login?next=${encodeURIComponent(request.url.pathname + request.url.search)}`);
+    return h.redirect(`/login?next=${encodeURIComponent(safeNext(requestedPath(request)))}`);
   }
 
   /**
@@ -75,7 +75,7 @@ export class WebSessions {
   async requireForm(
     request: Request,
     h: ResponseToolkit,
-    back = request.url.pathname,
+    back = request.path,
   ): Promise<SignedIn | ResponseObject> {
     this.checkOrigin(request);
     const signedIn = await this.current(request);
@@ -90,24 +90,29 @@ export class WebSessions {
    * A request with neither header is not from a modern browser (curl, a script): the form token still applies.
    */
   private checkOrigin(request: Request): void {
-    const site = request.headers['sec-fetch-site'];
-    if (site === 'cross-site' || site === 'same-site') {
-      throw formRefused(
-        `This form was sent from another site (Sec-Fetch-Site: ${site}), so Twinbox refused it. Open the page on Twinbox and send it from there.`,
-      );
-    }
     const origin = request.headers.origin as string | undefined;
-    if (origin === undefined) return;
-    const allowed = new Set<string>([new URL(this.publicUrl()).origin]);
-    const host = request.headers.host;
-    if (host) allowed.add(`${request.url.protocol}//${host}`);
-    if (!allowed.has(origin)) {
+    if (origin !== undefined && !this.allowedOrigins(request).has(origin)) {
       const from =
         origin === 'null' ? 'a page that hides its origin (Origin: null)' : `Origin: ${origin.slice(0, 200)}`;
       throw formRefused(
         `This form was sent from another site (${from}), so Twinbox refused it. Open the page on Twinbox and send it from there.`,
       );
     }
+    const site = request.headers['sec-fetch-site'];
+    if (site === 'cross-site' || site === 'same-site') {
+      throw formRefused(
+        `This form was sent from another site (Sec-Fetch-Site: ${site}), so Twinbox refused it. Open the page on Twinbox and send it from there.`,
+      );
+    }
+  }
+
+  /** Twinbox's public URL, and the host this request was sent to (a proxy or a local name such as localhost). */
+  private allowedOrigins(request: Request): Set<string> {
+    const allowed = new Set<string>([new URL(this.publicUrl()).origin]);
+    const host = request.headers.host;
+    // Not `request.url`: hapi builds it from the Host header and throws on a malformed one.
+    if (host) allowed.add(`${request.server.info.protocol}://${host}`);
+    return allowed;
   }
 
   private sessionToken(request: Request): string | undefined {
@@ -118,6 +123,14 @@ export class WebSessions {
   private tokenFor(sessionToken: string): string {
     return createHmac('sha256', this.csrfKey).update(`csrf\0${sessionToken}`).digest('base64url');
   }
+}
+
+/**
+ * The path and query the browser asked for, as sent. Not `request.url`, which hapi builds with the Host
+ * header and which throws when that header is malformed.
+ */
+function requestedPath(request: Request): string {
+  return request.raw.req.url ?? request.path;
 }
 
 function sameText(a: string, b: string): boolean {

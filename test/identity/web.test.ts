@@ -292,6 +292,12 @@ t.test(
         'a sibling host (same-site)',
         { csrf, name: 'x' },
         { 'sec-fetch-site': 'same-site', origin: 'http://app.twinbox.test' },
+        /another site \(Origin: http:\/\/app\.twinbox\.test\)/,
+      ],
+      [
+        'Sec-Fetch-Site: same-site without an Origin',
+        { csrf, name: 'x' },
+        { 'sec-fetch-site': 'same-site', origin: '' },
         /Sec-Fetch-Site: same-site/,
       ],
       ['another port', { csrf, name: 'x' }, { origin: `${ORIGIN}:8443` }, /another site/],
