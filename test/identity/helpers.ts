@@ -79,9 +79,9 @@ export async function mailTo(twinbox: TestTwinbox, to: string) {
   return (await readOutbox(outboxDir(twinbox))).filter((m) => m.to === to);
 }
 
-/** The code in the latest mail to `to`, waiting briefly for mail sent in the background. */
+/** The code in the latest mail to `to`, waiting (up to 20 s, for a loaded machine) for mail sent in the background. */
 export async function latestCode(twinbox: TestTwinbox, to: string, previousCount = 0): Promise<string> {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 1000; i++) {
     const messages = await mailTo(twinbox, to);
     if (messages.length > previousCount) return /(\d{6})/.exec(messages.at(-1)!.subject)![1]!;
     await new Promise((resolve) => setTimeout(resolve, 20));
