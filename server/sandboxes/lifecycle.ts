@@ -98,13 +98,18 @@ export class SandboxLifecycle extends EventEmitter<{
    * sandbox is resumed by the deployer when it can, otherwise failed. Nothing is left half-alive.
    */
   async recover(): Promise<void> {
+    // All found before any is acted on: a queued deploy resumed here is soon `building`, and must not
+    // then be taken for one the restart cut off.
+    const found: Array<[SandboxStatus, SandboxRecord]> = [];
     for (const status of LIVE_STATUSES) {
-      for (const sandbox of await this.store.sandboxes.findBy('status', status)) {
-        if (status === 'queued') this.enqueue(sandbox);
-        else if (status === 'building')
-          await this.fail(sandbox.id, 'Twinbox restarted while this sandbox was deploying.');
-        else if (status === 'ready') await this.resumeOrFail(sandbox);
-      }
+      for (const sandbox of await this.store.sandboxes.findBy('status', status))
+        found.push([status, sandbox]);
+    }
+    for (const [status, sandbox] of found) {
+      if (status === 'queued') this.enqueue(sandbox);
+      else if (status === 'building')
+        await this.fail(sandbox.id, 'Twinbox restarted while this sandbox was deploying.');
+      else if (status === 'ready') await this.resumeOrFail(sandbox);
     }
   }
 

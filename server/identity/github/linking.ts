@@ -91,7 +91,11 @@ export class GitHubLinking {
     }
     const existing = await this.o.accounts.findByEmail(email);
     if (existing) {
-      if (await this.o.accounts.githubIdentity(existing.id)) return EMAIL_TAKEN;
+      const linked = await this.o.accounts.githubIdentity(existing.id);
+      // Linked since this attempt looked (a concurrent callback for this same GitHub id): sign in.
+      if (linked?.provider_key === `github:${profile.id}`)
+        return { ok: true, account: existing, change: 'none' };
+      if (linked) return EMAIL_TAKEN;
       await this.insertIdentity(existing.id, profile);
       if (existing.email_verified === false) {
         // A pre-created, unverified account: GitHub proves the address now. Whatever it held is
