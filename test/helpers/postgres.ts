@@ -74,6 +74,18 @@ export async function freshSchema(): Promise<{ schema: string; url: string }> {
   return { schema, url: schemaUrl(schema) };
 }
 
+const byDataDir = new Map<string, Promise<string>>();
+
+/**
+ * The database URL of a test Twinbox on `dataDir` under TWINBOX_TEST_STORE=postgres: one schema per
+ * data directory, so a Twinbox restarted on the same directory finds what the first one wrote.
+ */
+export function schemaForDataDir(dataDir: string): Promise<string> {
+  let url = byDataDir.get(dataDir);
+  if (!url) byDataDir.set(dataDir, (url = freshSchema().then((fresh) => fresh.url)));
+  return url;
+}
+
 /** Runs `sql` in the test database outside any store (to break a schema on purpose, say). */
 export async function adminQuery(sql: string): Promise<pg.QueryResult> {
   return adminPool().query(sql);

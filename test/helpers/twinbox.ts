@@ -8,6 +8,7 @@ import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { createTwinbox, type Twinbox, type TwinboxOptions } from '../../server/twinbox.ts';
 import type { Plan } from '../../server/store/records.ts';
+import { schemaForDataDir } from './postgres.ts';
 
 export async function tempDir(t: Test, prefix = 'twinbox-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
@@ -39,7 +40,13 @@ export async function startTestTwinbox(
   options: TwinboxOptions & { dataDir?: string } = {},
 ): Promise<TestTwinbox> {
   const dataDir = options.dataDir ?? (await tempDir(t));
+  // TWINBOX_TEST_STORE=postgres runs a test on the PostgreSQL store (docs/store.md), lowdb otherwise.
+  const store =
+    process.env.TWINBOX_TEST_STORE === 'postgres'
+      ? { TWINBOX_DATABASE_URL: await schemaForDataDir(dataDir) }
+      : {};
   const config = loadConfig({
+    ...store,
     NODE_ENV: 'test',
     PORT: '0',
     TWINBOX_DATA_DIR: dataDir,

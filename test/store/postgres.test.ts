@@ -1,0 +1,174 @@
+/**
+ * What only the PostgreSQL store has: migrations (run once by processes starting together, checked
+ * against collections.ts), connection failures, and a database shared by several Twinboxes.
+ */
+import t, { type Test } from 'tap';
+import { ConfigError, loadConfig } from '../../server/config.ts';
+import { SchemaMismatchError, MIGRATIONS_TABLE } from '../../server/store/postgres/migrate.ts';
+import { DatabaseUnavailableError, openPostgresStore } from '../../server/store/postgres/store.ts';
+import type { Store } from '../../server/store/store.ts';
+import { adminQuery, freshSchema, postgresSkip, schemaUrl } from '../helpers/postgres.ts';
+import { call, createUser, startTestTwinbox, tempDir } from '../helpers/twinbox.ts';
+import { readdir } from 'node:fs/promises';
+import { MIGRATIONS_DIR } from '../../server/store/postgres/migrate.ts';
+
+const skip = await postgresSkip();
+
+async function open(t: Test, url: string, log?: (level: string, message: string) => void): Promise<Store> {
+  const store = await openPostgresStore({ url, log });
+  t.teardown(() => store.close());
+  return store;
+}
+
+t.test('TWINBOX_DATABASE_URL must be a PostgreSQL URL, and is never echoed', async (t) => {
+  t.equal(loadConfig({}).databaseUrl, undefined, 'unset: the embedded store');
+  const url = 'postgresql://twinbox:s3cret@db.internal:5432/twinbox?sslmode=require';
+  t.equal(loadConfig({ TWINBOX_DATABASE_URL: url }).databaseUrl, url);
+  for (const bad of ['mysql://u:s3cret@h/db', 'not a url s3cret']) {
+    const error = t.throws(() => loadConfig({ TWINBOX_DATABASE_URL: bad })) as Error;
+    t.type(error, ConfigError);
+    t.match(error.message, /TWINBOX_DATABASE_URL" must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    t.notMatch(error.message, /s3cret/);
+  }
+});
+
+t.test('migrations', { skip }, async (t) => {
+  const migrationFiles = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
+
+  t.test('processes starting together apply each migration once', async (t) => {
+    const { schema, url } = await freshSchema();
+    // Four stores opening at once are four sessions racing for the migration lock, as four processes are.
+    const stores = await Promise.all([1, 2, 3, 4].map(() => open(t, url)));
+    const { rows } = await adminQuery(`SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`);
+    t.same(
+      rows.map((row) => `${row.name}.sql`),
+      migrationFiles,
+    );
+    await stores[0]!.accounts.insert({ id: 'a', email: 'a@x.io', plan: 'free', created_at: 'now' });
+    t.equal((await stores[3]!.accounts.get('a'))?.email, 'a@x.io', 'one database under all four');
+
+    const logs: string[] = [];
+    await open(t, url, (level, message) => logs.push(`${level} ${message}`));
+    const again = await adminQuery(`SELECT count(*)::int AS n FROM "${schema}"."${MIGRATIONS_TABLE}"`);
+    t.equal(again.rows[0].n, migrationFiles.length, 'a restart applies nothing again');
+    t.notMatch(logs.join('\n'), /^info/m, 'and says nothing at info');
+  });
+
+  t.test('a schema that lacks what collections.ts declares is refused, naming the SQL to add', async (t) => {
+    const { schema, url } = await freshSchema();
+    await (await openPostgresStore({ url })).close();
+    await adminQuery(`DROP INDEX "${schema}".api_keys_hash_key`);
+    await adminQuery(`CREATE INDEX api_keys_hash_key ON "${schema}".api_keys ((data ->> 'hash'))`);
+    await adminQuery(`DROP INDEX "${schema}".sandboxes_status_idx`);
+    await adminQuery(`DROP TABLE "${schema}".sandbox_events`);
+    const error = await openPostgresStore({ url }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    t.type(error, SchemaMismatchError);
+    const message = (error as Error).message;
+    t.match(
+      message,
+      /CREATE UNIQUE INDEX api_keys_hash_key ON api_keys \(\(data ->> 'hash'\)\);/,
+      'not unique',
+    );
+    t.match(message, /CREATE INDEX sandboxes_status_idx ON sandboxes \(\(data ->> 'status'\)\);/, 'missing');
+    t.match(message, /CREATE TABLE sandbox_events \(id text PRIMARY KEY/, 'missing table');
+  });
+
+  t.test('a search_path naming no schema is refused', async (t) => {
+    const error = await openPostgresStore({ url: schemaUrl('twinbox_no_such_schema') }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    t.type(error, DatabaseUnavailableError);
+    t.match((error as Error).message, /no schema of its search_path exists/);
+  });
+});
+
+t.test('an unreachable database fails the start saying where, without the password', async (t) => {
+  // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+  const error = await openPostgresStore({ url: 'postgres://twinbox:s3cret@127.0.0.1:1/twinbox' }).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  t.type(error, DatabaseUnavailableError);
+  t.match((error as Error).message, /at 127\.0\.0\.1:1\/twinbox \(TWINBOX_DATABASE_URL\)/);
+  t.notMatch((error as Error).message, /s3cret/);
+});
+
+t.test('a connection the server drops is replaced, not fatal', { skip }, async (t) => {
+  const { url } = await freshSchema();
+  // Our own application_name, so that only this test's connections are dropped.
+  const name = `twinbox_drop_${process.pid}`;
+  const own = new URL(url);
+  own.searchParams.set('application_name', name);
+  const warned: string[] = [];
+  let dropped!: () => void;
+  const lost = new Promise<void>((resolve) => (dropped = resolve));
+  const store = await open(t, own.toString(), (level, message) => {
+    if (level !== 'warn') return;
+    warned.push(message);
+    dropped();
+  });
+  await store.accounts.insert({ id: 'a', email: 'a@x.io', plan: 'free', created_at: 'now' });
+  const killed = await adminQuery(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '${name}'`,
+  );
+  t.ok(killed.rowCount! >= 1, 'the idle connection was terminated');
+  await lost;
+  t.match(warned[0], /PostgreSQL connection lost/);
+  t.equal((await store.accounts.get('a'))?.email, 'a@x.io', 'the next query opens another connection');
+});
+
+t.test('Twinboxes on one database', { skip }, async (t) => {
+  t.test('two at once, each with its own data dir: no global lock, one set of records', async (t) => {
+    const { url } = await freshSchema();
+    const env = { TWINBOX_DATABASE_URL: url };
+    const one = await startTestTwinbox(t, env);
+    const two = await startTestTwinbox(t, env);
+    const user = await createUser(one, 'pro');
+    const created = await call(two, {
+      method: 'POST',
+      url: '/sandboxes',
+      token: user.key,
+      payload: { repo: 'a/b', branch: 'main', env: { NUL: 'a\u0000b' } },
+    });
+    t.equal(created.status, 201, 'an API key made through one Twinbox works on the other');
+    const seen = await call(one, { url: `/sandboxes/${created.body.sandbox_id}`, token: user.key });
+    t.equal(seen.status, 200);
+    t.equal(seen.body.repo, 'a/b');
+    t.equal((await one.store.sandboxes.get(created.body.sandbox_id))?.env.NUL, 'a\u0000b');
+  });
+
+  t.test('a restart on a new data dir keeps every record: they live in the database', async (t) => {
+    const { url } = await freshSchema();
+    const env = { TWINBOX_DATABASE_URL: url };
+    const first = await startTestTwinbox(t, env, { dataDir: await tempDir(t) });
+    const user = await createUser(first, 'pro');
+    const created = await call(first, {
+      method: 'POST',
+      url: '/sandboxes',
+      token: user.key,
+      payload: { repo: 'a/b', branch: 'main' },
+    });
+    t.equal(created.status, 201);
+    await first.stop();
+    const second = await startTestTwinbox(t, env, { dataDir: await tempDir(t) });
+    const listed = await call(second, { url: '/sandboxes', token: user.key });
+    t.equal(listed.status, 200);
+    t.same(
+      listed.body.sandboxes.map((sandbox: { sandbox_id: string }) => sandbox.sandbox_id),
+      [created.body.sandbox_id],
+    );
+  });
+
+  t.test('the data dir stays one process’s: its lock still applies', async (t) => {
+    const { url } = await freshSchema();
+    const dataDir = await tempDir(t);
+    await startTestTwinbox(t, { TWINBOX_DATABASE_URL: url }, { dataDir });
+    await t.rejects(startTestTwinbox(t, { TWINBOX_DATABASE_URL: url }, { dataDir }), {
+      name: 'DataDirLockedError',
+    });
+  });
+});
