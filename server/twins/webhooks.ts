@@ -259,8 +259,9 @@ export class WebhookOutbox {
       this.scheduled.delete(timer);
       delete delivery.next_attempt_at;
       // A retry goes where the first attempt went, and only while that is still the target: a target
-      // removed or replaced meanwhile (DELETE, a new PUT) ends it.
-      if (this.target !== target) {
+      // removed or pointed elsewhere meanwhile (DELETE, a PUT with another URL or secret) ends it.
+      const now = this.target;
+      if (!now || now.url !== target.url || now.secret !== target.secret) {
         delivery.state = 'failed';
         delivery.error = 'the webhook target changed before the retry was due';
         return;

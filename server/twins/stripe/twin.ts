@@ -350,6 +350,7 @@ class StripeTwin implements TwinDriver {
   async reset(): Promise<void> {
     this.api.state = emptyStripeState();
     this.webhooks.clear();
+    for (const outbox of this.endpointOutboxes.values()) void outbox.close();
     this.endpointOutboxes.clear();
     this.applySeedNow(this.seed, false);
   }
@@ -462,7 +463,8 @@ class StripeTwin implements TwinDriver {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.webhooks.idle(), ...[...this.endpointOutboxes.values()].map((o) => o.idle())]);
+    // Retries not yet due are cancelled, not waited for (up to half a minute).
+    await Promise.all([this.webhooks.close(), ...[...this.endpointOutboxes.values()].map((o) => o.close())]);
   }
 }
 
@@ -484,7 +486,7 @@ export const stripeTwin: TwinFactory = {
   summarize: summarizeStripe,
   validateSeed: validateStripeSeed,
   describeChange: describeStripeChange,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+  async create({ baseUrl, publicUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateStripeSeed(rawSeed);
     const saved = rawSaved as StripeSaved | undefined;
     const keys = {
@@ -493,9 +495,11 @@ export const stripeTwin: TwinFactory = {
       webhook_secret: saved?.webhook_secret ?? randomToken('whsec_'),
     };
     const twin = new StripeTwin(new URL(baseUrl), seed, keys, saved?.state ?? emptyStripeState());
+    // In a sandbox the app reaches the twin inside it, a browser through the router: checkout links use that.
+    if (publicUrl && publicUrl !== baseUrl) twin.publicUrl = new URL(publicUrl).origin;
     if (saved) {
       twin.webhooks.target = saved.target;
-      twin.publicUrl = saved.public_url;
+      twin.publicUrl = saved.public_url ?? twin.publicUrl;
     } else twin.applySeedNow(seed, true);
     return twin;
   },
