@@ -11,6 +11,7 @@ import {
   until,
 } from '../helpers/deploy.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
+import { chromiumSkip, launchChromium } from '../helpers/chromium.ts';
 
 interface Received {
   source: string;
@@ -67,6 +68,72 @@ t.test(
       ((await (await fetch(`${sandbox.app_url}/events.json`)).json()) as { received: Received[] }).received;
     const arrives = (what: string, match: (r: Received) => boolean) =>
       until(async () => (await received()).some(match), what, 60_000);
+
+    t.test(
+      'Stripe Checkout in Chromium: 4000 0000 0000 0002 is declined, then 4242 4242 4242 4242 pays and the app shows paid',
+      { skip: chromiumSkip },
+      async (t) => {
+        const browser = await launchChromium(t);
+        const page = await browser.newPage();
+        const twinHost = new URL(sandbox.twins.stripe.base_url).host;
+        await page.goto(sandbox.app_url);
+        await page.getByRole('button', { name: 'Buy a T-shirt ($20.00)' }).click();
+        // The app created the session with stripe-node and sent the browser to its url: the twin's page.
+        await page.waitForURL((url) => url.host === twinHost, { timeout: 60_000 });
+        const sessionId = /\/c\/pay\/(cs_test_\w+)$/.exec(new URL(page.url()).pathname)?.[1];
+        t.ok(sessionId, `a checkout page of the twin: ${page.url()}`);
+        const order = async () =>
+          (
+            (await (await fetch(`${sandbox.app_url}/events.json`)).json()) as {
+              orders: Record<string, { status: string }>;
+            }
+          ).orders[sessionId!];
+        t.match(await order(), { status: 'unpaid' });
+
+        const pay = async (card: string) => {
+          for (const [label, text] of [
+            ['Email', 'shopper@example.com'],
+            ['Card number', card],
+            ['Expiration date (MM / YY)', '12 / 34'],
+            ['Security code (CVC)', '123'],
+            ['Cardholder name', 'Ada Lovelace'],
+          ] as const) {
+            const field = page.getByLabel(label, { exact: true });
+            await field.click();
+            await field.press('ControlOrMeta+a');
+            await field.press('Delete');
+            await field.pressSequentially(text);
+          }
+          await page.getByRole('button', { name: 'Pay', exact: true }).click();
+        };
+
+        await pay('4000 0000 0000 0002');
+        await page
+          .getByRole('alert')
+          .filter({ hasText: 'Your card was declined.' })
+          .waitFor({ timeout: 60_000 });
+        t.equal(new URL(page.url()).host, twinHost, 'the decline is shown on the checkout page');
+        t.match(await order(), { status: 'unpaid' }, 'the app has not been told of any payment');
+
+        await pay('4242 4242 4242 4242');
+        await page.waitForURL(`${sandbox.app_url}/orders/${sessionId}`, { timeout: 60_000 });
+        // The success page may come before the event: the app's page refreshes until its webhook arrived.
+        await page.locator('#status[data-status="paid"]').waitFor({ timeout: 60_000 });
+        t.match(await page.locator('body').innerText(), /Confirmed by Stripe's signed event evt_\w+/);
+        const events = await received();
+        t.ok(
+          events.some(
+            (r) =>
+              r.source === 'stripe' && r.type === 'checkout.session.completed' && r.summary === sessionId,
+          ),
+          'checkout.session.completed reached the app, verified by constructEvent',
+        );
+        const deliveries = (await admin('stripe')).deliveries.filter(
+          (d) => d.event === 'checkout.session.completed',
+        );
+        t.match(deliveries, [{ state: 'delivered', url: 'http://127.0.0.1:3000/api/webhooks/stripe' }]);
+      },
+    );
 
     t.test('GitHub: an issue opened with Octokit reaches the app as a verified issues.opened', async (t) => {
       const octokit = new Octokit({ baseUrl: sandbox.twins.github.base_url, auth: env.GITHUB_TOKEN });
