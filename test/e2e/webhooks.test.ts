@@ -39,8 +39,8 @@ t.test(
     t.same(Object.keys(sandbox.twins).sort(), ['github', 'slack', 'stripe']);
     const env: Record<string, string> = sandbox.env_vars;
     t.match(env.STRIPE_WEBHOOK_SECRET, /^whsec_/, 'the app has the secrets the vendors verify with');
-    t.ok(env.GITHUB_WEBHOOK_SECRET);
-    t.ok(env.SLACK_SIGNING_SECRET);
+    t.ok(env.GITHUB_WEBHOOK_SECRET, 'GITHUB_WEBHOOK_SECRET');
+    t.ok(env.SLACK_SIGNING_SECRET, 'SLACK_SIGNING_SECRET');
 
     const admin = async (twin: string) => {
       const response = await fetch(`${sandbox.twins[twin].admin_url}/webhooks`, {
