@@ -289,8 +289,9 @@ t.test(
     }));
     live = await session.get(`/dashboard/sandboxes/${id}/live?offset=0&since=${encodeURIComponent(since)}`);
     t.match(live.json().head, 'data-status="queued"');
-    t.match(live.json().details, ATTACK_ESCAPED, 'fragments are escaped like the page');
-    t.ok(holdsNoMarkup(live.json().details));
+    t.match(live.json().status_html, ATTACK_ESCAPED, 'fragments are escaped like the page');
+    t.ok(holdsNoMarkup(live.json().status_html + live.json().details));
+    t.match(live.json().details, 'Twins');
     const bad = await session.get(`/dashboard/sandboxes/${id}/live?offset=-1`);
     t.equal(bad.status, 400);
     t.match(bad.json().detail, '"offset" must be a whole number');

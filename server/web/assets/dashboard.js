@@ -69,6 +69,7 @@ function appendLog(pre, text) {
 function followSandbox(root) {
   const pre = document.getElementById('log');
   const head = document.getElementById('sandbox-head');
+  const status = document.getElementById('sandbox-status');
   const details = document.getElementById('sandbox-details');
   let offset = Number(pre.dataset.offset || 0);
   let updated = root.dataset.updated;
@@ -78,6 +79,7 @@ function followSandbox(root) {
     const live = await getJson(url);
     if (live.head !== undefined) {
       head.innerHTML = live.head;
+      status.innerHTML = live.status_html;
       details.innerHTML = live.details;
       root.dataset.status = live.status;
       bindReveal(details);

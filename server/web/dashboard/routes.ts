@@ -21,6 +21,7 @@ import {
   sandboxHead,
   sandboxPage,
   sandboxPath,
+  sandboxStatus,
   variablesPage,
 } from './views/sandbox.ts';
 
@@ -202,7 +203,11 @@ export const dashboardRoutes: Plugin<DashboardOptions> = {
               status: sandbox.status,
               updated_at: sandbox.updated_at,
               ...(changed
-                ? { head: sandboxHead(sandbox).text, details: sandboxDetails(sandbox, signedIn).text }
+                ? {
+                    head: sandboxHead(sandbox).text,
+                    status_html: sandboxStatus(sandbox, signedIn).text,
+                    details: sandboxDetails(sandbox, signedIn).text,
+                  }
                 : {}),
               log: { text: log.text, start: log.start, end: log.end, complete: log.complete },
             })

@@ -31,7 +31,7 @@ export function sandboxHead(sandbox: SandboxRecord): Html {
       <dt>Branch or PR</dt>
       <dd>${sourceRef(sandbox)}</dd>
     </div>
-    <div>
+    <div class="wide">
       <dt>App</dt>
       <dd id="app-url">${app}</dd>
     </div>
@@ -169,8 +169,8 @@ function actions(sandbox: SandboxRecord, signedIn: SignedIn): Html {
   </div>`;
 }
 
-/** Everything below the head that depends on the sandbox record; re-rendered live when it changes. */
-export function sandboxDetails(sandbox: SandboxRecord, signedIn: SignedIn): Html {
+/** What can be done now, and why it failed: above the log, re-rendered live when the sandbox changes. */
+export function sandboxStatus(sandbox: SandboxRecord, signedIn: SignedIn): Html {
   const failed =
     sandbox.status === 'failed' || sandbox.error
       ? html`<section aria-labelledby="error-title">
@@ -180,6 +180,11 @@ export function sandboxDetails(sandbox: SandboxRecord, signedIn: SignedIn): Html
           </div>
         </section>`
       : html``;
+  return html`${actions(sandbox, signedIn)}${failed}`;
+}
+
+/** Twins, variables, seed notes and blocked calls: below the log, re-rendered live when the sandbox changes. */
+export function sandboxDetails(sandbox: SandboxRecord, signedIn: SignedIn): Html {
   const notes = sandbox.seed_notes.length
     ? html`<section aria-labelledby="notes-title">
         <h2 id="notes-title">Seed notes</h2>
@@ -188,8 +193,7 @@ export function sandboxDetails(sandbox: SandboxRecord, signedIn: SignedIn): Html
         </ul>
       </section>`
     : html``;
-  return html`${actions(sandbox, signedIn)}${failed}
-    <section aria-labelledby="twins-title">
+  return html`<section aria-labelledby="twins-title">
       <h2 id="twins-title">Twins</h2>
       ${twinsSection(sandbox)}
     </section>
@@ -238,17 +242,18 @@ export function sandboxPage(view: SandboxPageView): PageOptions {
       >
         <div id="sandbox-head">${sandboxHead(sandbox)}</div>
         ${sandboxTabs(sandbox, 'overview')}
+        <div id="sandbox-status">${sandboxStatus(sandbox, signedIn)}</div>
+        <section aria-labelledby="log-title">
+          <h2 id="log-title">Deploy and app log</h2>
+          <p class="muted">
+            ${log.trimmed ? html`Earlier output is left out here; ` : html``}The whole log:
+            <code>GET /sandboxes/${id}/logs</code>.
+            <span id="live-state" aria-live="polite"></span>
+          </p>
+          <pre id="log" data-offset="${log.end}" tabindex="0" aria-label="Log">${stripAnsi(log.text)}</pre>
+        </section>
         <div id="sandbox-details">${sandboxDetails(sandbox, signedIn)}</div>
-      </div>
-      <section aria-labelledby="log-title">
-        <h2 id="log-title">Deploy and app log</h2>
-        <p class="muted">
-          ${log.trimmed ? html`Earlier output is left out here; ` : html``}The whole log:
-          <code>GET /sandboxes/${id}/logs</code>.
-          <span id="live-state" aria-live="polite"></span>
-        </p>
-        <pre id="log" data-offset="${log.end}" tabindex="0" aria-label="Log">${stripAnsi(log.text)}</pre>
-      </section>`,
+      </div>`,
   };
 }
 

@@ -19,6 +19,9 @@ const KIND_LABELS: Record<string, string> = {
   blocked_egress: 'blocked call',
 };
 
+/** Kinds whose duration is not in their summary. */
+const TIMED = new Set(['app_request', 'twin_call', 'webhook']);
+
 const LINK_LABELS: Record<string, string> = {
   header: 'tied by the request id the app passed on',
   inferred: 'tied by time: the only app request in flight',
@@ -37,7 +40,10 @@ function sourceLabel(source: string): string {
 /** One entry's line, without its children: the same markup on the page and in the live updates. */
 function entryLine(entry: TimelineEntry): Html {
   const extras = [
-    entry.duration_ms !== undefined ? `${Math.round(entry.duration_ms)} ms` : undefined,
+    // Deploy steps say their duration in their summary already.
+    entry.duration_ms !== undefined && TIMED.has(entry.kind)
+      ? `${Math.round(entry.duration_ms)} ms`
+      : undefined,
     entry.link && LINK_LABELS[entry.link] ? LINK_LABELS[entry.link] : undefined,
   ].filter(Boolean);
   return html`<div class="tl-line">
