@@ -4,7 +4,9 @@
  */
 import { bareObject } from './safe-json.ts';
 
-const SECRET_KEY = /secret|password|private_key|authorization|api_key|^(access_|refresh_)?token$|_token$/i;
+// Card numbers and CVCs too: Stripe's `card[number]` and the hosted checkout page's `card_number` field.
+const SECRET_KEY =
+  /secret|password|private_key|authorization|api_key|^(access_|refresh_)?token$|_token$|^card(\[|_)(number|cvc)\]?$/i;
 const MASK = '[REDACTED]';
 const MAX_BODY_CHARS = 16_384;
 

@@ -61,9 +61,13 @@ export class StripeCheckout {
     if (!mode) throw invalid('Missing required param: mode.', 'mode', 'parameter_missing');
     if (mode === 'setup')
       throw invalid('This twin supports Checkout in payment and subscription mode only.', 'mode');
-    const uiMode = oneOf(b.ui_mode, 'ui_mode', ['custom', 'embedded', 'hosted'] as const) ?? 'hosted';
-    if (uiMode !== 'hosted')
-      throw invalid('This twin serves the hosted Checkout page only (ui_mode=hosted).', 'ui_mode');
+    // 2026-10-28.endive names the hosted page `hosted_page`; older API versions said `hosted`.
+    const uiMode =
+      oneOf(b.ui_mode, 'ui_mode', ['elements', 'embedded_page', 'form', 'hosted', 'hosted_page'] as const) ??
+      'hosted_page';
+    if (uiMode !== 'hosted_page' && uiMode !== 'hosted') {
+      throw invalid('This twin serves the hosted Checkout page only (ui_mode=hosted_page).', 'ui_mode');
+    }
     const customerId = str(b.customer);
     const customerEmail = str(b.customer_email);
     if (customerId && customerEmail) {
@@ -206,7 +210,7 @@ export class StripeCheckout {
         subscription: null,
         success_url: successUrl,
         total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: 0 },
-        ui_mode: 'hosted',
+        ui_mode: 'hosted_page',
         url: null,
         wallet_options: null,
       },

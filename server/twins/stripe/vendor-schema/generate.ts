@@ -333,10 +333,21 @@ function convert(type: ts.Type, depth: number, root = false): Schema {
   return convertObject(type, depth);
 }
 
+/**
+ * Payment method types other than `card`: the twin makes card payments only, so the optional per-type
+ * sub-objects of payment details and options (`payment_method_details.ideal`, ...) are left out.
+ */
+let otherPaymentMethodTypes = new Set<string>();
+
 function convertObject(type: ts.Type, depth: number): Schema {
   const properties: Record<string, Schema> = {};
   const required: string[] = [];
-  for (const property of checker.getPropertiesOfType(type)) {
+  const all = checker.getPropertiesOfType(type);
+  const perType = all.filter((p) => otherPaymentMethodTypes.has(p.getName())).length >= 10;
+  for (const property of all) {
+    if (perType && otherPaymentMethodTypes.has(property.getName()) && property.getFlags() & ts.SymbolFlags.Optional) {
+      continue;
+    }
     const declaration = property.valueDeclaration ?? property.declarations?.[0];
     const propertyType = checker.getTypeOfSymbol(property);
     if (propertyType.getFlags() & ts.TypeFlags.Void) continue; // `deleted?: void`: never sent
@@ -381,6 +392,14 @@ function convertUnion(members: readonly ts.Type[], depth: number): Schema {
   if (nullable) schema.nullable = true;
   return schema;
 }
+
+const pmTypes = (() => {
+  const declaration = interfaceOf('PaymentMethods.d.ts', 'PaymentMethod');
+  const typeProperty = checker.getTypeAtLocation(declaration).getProperty('type')!;
+  const schema = convert(checker.getTypeOfSymbol(typeProperty), 0);
+  return (schema.enum as string[]).filter((t) => t !== 'card');
+})();
+otherPaymentMethodTypes = new Set(pmTypes);
 
 const schemas: Record<string, Schema> = {};
 for (const [component, [file, name]] of Object.entries(RESOURCES)) {
