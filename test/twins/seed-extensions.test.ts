@@ -1,10 +1,9 @@
 import t from 'tap';
-import { Octokit } from '@octokit/rest';
 import Stripe from 'stripe';
-import { WebClient } from '@slack/web-api';
 import { TwinAdminClient, TwinAdminError } from '../../server/twins/admin-client.ts';
 import { TwinInputError } from '../../server/twins/driver.ts';
 import { stripeClient, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
+import { githubClient, slackClient } from './vendor-schema.ts';
 
 /** The 400 a bad seed gets from the admin API, with its `detail`. */
 async function seedError(admin: TwinAdminClient, doc: unknown): Promise<{ status: number; detail: string }> {
@@ -64,7 +63,7 @@ t.test('github seed: issues and pulls with labels, comments, review comments and
   };
   const entry = (await host.start('sb', ['github'], { adminToken: 'admin', seeds: { github: seed } }))
     .github!;
-  const octokit = new Octokit({ auth: entry.env_vars.GITHUB_TOKEN, baseUrl: entry.env_vars.GITHUB_API_URL });
+  const octokit = githubClient({ auth: entry.env_vars.GITHUB_TOKEN, baseUrl: entry.env_vars.GITHUB_API_URL });
   const admin = new TwinAdminClient(entry.admin_url, 'admin');
   const repo = { owner: 'octocat', repo: 'shop' };
 
@@ -310,10 +309,7 @@ t.test('slack seed: channel members and message history', async (t) => {
     ],
   };
   const entry = (await host.start('sb', ['slack'], { adminToken: 'admin', seeds: { slack: seed } })).slack!;
-  const client = new WebClient(entry.env_vars.SLACK_BOT_TOKEN, {
-    slackApiUrl: entry.env_vars.SLACK_API_URL,
-    retryConfig: { retries: 0 },
-  });
+  const client = slackClient(entry.env_vars.SLACK_BOT_TOKEN, { slackApiUrl: entry.env_vars.SLACK_API_URL });
   const admin = new TwinAdminClient(entry.admin_url, 'admin');
   // The Slack engine generates new user and channel ids when it re-seeds on reset: look them up each time.
   let ids = new Map<string, string>();

@@ -1,7 +1,8 @@
 import t from 'tap';
-import { WebClient, ErrorCode } from '@slack/web-api';
+import { ErrorCode } from '@slack/web-api';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { tempHost } from './helpers.ts';
+import { slackClient } from './vendor-schema.ts';
 
 const seed = {
   team: { name: 'Acme', domain: 'acme' },
@@ -15,11 +16,7 @@ const seed = {
 t.test('slack twin: auth, conversations, chat, users via @slack/web-api', async (t) => {
   const { host } = await tempHost(t);
   const entry = (await host.start('sb', ['slack'], { adminToken: 'admin', seeds: { slack: seed } })).slack!;
-  const client = new WebClient(entry.env_vars.SLACK_BOT_TOKEN, {
-    slackApiUrl: entry.env_vars.SLACK_API_URL,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-  });
+  const client = slackClient(entry.env_vars.SLACK_BOT_TOKEN, { slackApiUrl: entry.env_vars.SLACK_API_URL });
   const auth = await client.auth.test();
   t.equal(auth.ok, true);
   t.equal(auth.user, 'twinbox-bot');
@@ -66,4 +63,121 @@ t.test('slack twin: auth, conversations, chat, users via @slack/web-api', async 
     'reset drops created channels',
   );
   t.equal((await client.auth.test()).user, 'twinbox-bot', 'the bot token still works after reset');
+});
+
+t.test('slack twin: threads, reactions, pins, users and channels as apps read them', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['slack'], { adminToken: 'admin', seeds: { slack: seed } })).slack!;
+  const client = slackClient(entry.env_vars.SLACK_BOT_TOKEN, { slackApiUrl: entry.env_vars.SLACK_API_URL });
+  const auth = await client.auth.test();
+  const team = await client.team.info();
+  t.equal(team.team?.name, 'Acme');
+
+  const channels = (await client.conversations.list({ types: 'public_channel,private_channel' })).channels!;
+  const general = channels.find((c) => c.name === 'general')!;
+  t.equal(general.is_general, true, '#general is the workspace general channel');
+  t.equal(channels.find((c) => c.name === 'random')?.is_general, false);
+  for (const c of channels) {
+    t.equal(c.is_shared, false, `${c.name}: not shared with another workspace`);
+    t.equal(c.is_org_shared, false);
+  }
+  const info = await client.conversations.info({ channel: general.id! });
+  t.equal(info.channel?.name, 'general');
+  t.equal(info.channel?.is_general, true);
+  t.ok((await client.conversations.members({ channel: general.id! })).members?.includes(auth.user_id!));
+
+  const parent = await client.chat.postMessage({ channel: general.id!, text: 'Deploy #12 started' });
+  const reply1 = await client.chat.postMessage({
+    channel: general.id!,
+    text: 'building',
+    thread_ts: parent.ts!,
+  });
+  t.equal(reply1.message?.thread_ts, parent.ts, 'a reply carries its thread');
+  t.equal(reply1.message?.parent_user_id, auth.user_id, 'and its parent author');
+  await client.chat.postMessage({ channel: general.id!, text: 'ready', thread_ts: parent.ts! });
+
+  const history = await client.conversations.history({ channel: general.id! });
+  t.equal(history.pin_count, 0);
+  const top = history.messages!.find((m) => m.ts === parent.ts)!;
+  t.equal(top.thread_ts, parent.ts, 'a thread parent has thread_ts = its own ts');
+  t.equal(top.reply_count, 2);
+  t.same(top.reply_users, [auth.user_id]);
+  t.equal(typeof top.latest_reply, 'string');
+  t.equal(top.subscribed, true, 'the bot follows the thread it started');
+  t.notOk(
+    history.messages!.some((m) => m.text === 'building'),
+    'replies stay in their thread',
+  );
+
+  const replies = await client.conversations.replies({ channel: general.id!, ts: parent.ts! });
+  t.same(
+    replies.messages!.map((m) => m.text),
+    ['Deploy #12 started', 'building', 'ready'],
+  );
+  for (const reply of replies.messages!.slice(1)) {
+    t.equal(reply.thread_ts, parent.ts);
+    t.equal(reply.parent_user_id, auth.user_id);
+  }
+
+  await client.reactions.add({ channel: general.id!, timestamp: parent.ts!, name: 'rocket' });
+  const reacted = await client.reactions.get({ channel: general.id!, timestamp: parent.ts! });
+  t.same(
+    reacted.message?.reactions?.map((r) => [r.name, r.count]),
+    [['rocket', 1]],
+  );
+  await client.reactions.remove({ channel: general.id!, timestamp: parent.ts!, name: 'rocket' });
+
+  await client.pins.add({ channel: general.id!, timestamp: parent.ts! });
+  t.equal((await client.conversations.history({ channel: general.id! })).pin_count, 1, 'pins are counted');
+  const link = await client.chat.getPermalink({ channel: general.id!, message_ts: parent.ts! });
+  t.match(link.permalink, /^https?:\/\//);
+  await client.chat.delete({ channel: general.id!, ts: reply1.ts! });
+
+  const users = await client.users.list({});
+  t.equal(typeof users.cache_ts, 'number');
+  const grace = users.members!.find((u) => u.name === 'grace')!;
+  t.equal(typeof grace.updated, 'number', 'users say when they were last updated');
+  t.equal(grace.is_app_user, false);
+  for (const size of ['image_24', 'image_32', 'image_48', 'image_72', 'image_192', 'image_512'] as const) {
+    t.match(grace.profile?.[size], /^https?:\/\/\S+$/, `${size} is a URL`);
+  }
+  const bot = await client.users.info({ user: auth.user_id! });
+  t.equal(bot.user?.is_bot, true);
+  t.equal(bot.user?.is_app_user, false, 'a bot user is not an app user');
+  t.equal((await client.users.info({ user: grace.id! })).user?.real_name, 'Grace Hopper');
+});
+
+t.test('slack twin: a bogus or revoked token fails the way Slack fails it', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['slack'], { adminToken: 'admin', seeds: { slack: seed } })).slack!;
+  const url = entry.env_vars.SLACK_API_URL;
+  const errorOf = (call: Promise<unknown>) =>
+    call.then(
+      () => 'ok',
+      (e: { data?: { error?: string } }) => e.data?.error,
+    );
+  const bogus = slackClient('xoxb-1234-not-a-token', { slackApiUrl: url });
+  t.equal(await errorOf(bogus.auth.test()), 'invalid_auth');
+  t.equal(await errorOf(bogus.conversations.list()), 'invalid_auth');
+  t.equal(await errorOf(bogus.chat.postMessage({ channel: 'general', text: 'hi' })), 'invalid_auth');
+  t.equal(await errorOf(bogus.users.list({})), 'invalid_auth');
+  const anonymous = slackClient(undefined, { slackApiUrl: url });
+  t.equal(await errorOf(anonymous.auth.test()), 'not_authed');
+
+  const client = slackClient(entry.env_vars.SLACK_BOT_TOKEN, { slackApiUrl: url });
+  // The SDK's response type leaves out `revoked`, which Slack documents.
+  const dryRun = (await client.auth.revoke({ test: true })) as { revoked?: boolean };
+  t.equal(dryRun.revoked, false, 'test mode revokes nothing');
+  t.equal((await client.auth.test()).ok, true);
+  const revoked = (await client.auth.revoke()) as { revoked?: boolean };
+  t.equal(revoked.revoked, true);
+  t.equal(await errorOf(client.auth.test()), 'token_revoked');
+  t.equal(await errorOf(client.chat.postMessage({ channel: 'general', text: 'hi' })), 'token_revoked');
+
+  await host.stop('sb');
+  await host.restore(['sb']);
+  const again = host.get('sb')?.slack;
+  t.ok(again, 'the instance comes back from its state file');
+  const after = slackClient(entry.env_vars.SLACK_BOT_TOKEN, { slackApiUrl: again!.env_vars.SLACK_API_URL });
+  t.equal(await errorOf(after.auth.test()), 'token_revoked', 'a revoked token stays revoked after a restart');
 });

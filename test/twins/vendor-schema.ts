@@ -31,6 +31,16 @@ export interface CheckRules {
   error_schema?: string;
   /** A body with `ok: false` is checked against this response (Slack documents its errors as `default`). */
   ok_false_response?: string;
+  /**
+   * Answers the vendor documents once for its whole API rather than per operation (Slack's rate limit:
+   * HTTP 429 with `{ok: false, error: "ratelimited"}`): status → the schema, and where it is documented.
+   */
+  status_responses?: Record<string, { schema: unknown; documented: string }>;
+  /**
+   * Errors the vendor answers from any method although the description lists them for some only (Slack's
+   * `token_revoked`): a body `{ok: false, error}` with one of them is checked against this schema.
+   */
+  common_errors?: { schema: unknown; errors: string[]; documented: string };
   /** Paths outside the API description (OAuth web pages, archive downloads): not checked, and counted as such. */
   unchecked_paths?: string[];
 }
@@ -202,6 +212,9 @@ function load(twin: string): Loaded {
   const swagger2 = typeof raw.swagger === 'string';
   applyDeviations(raw, source.deviations ?? [], twin);
   const doc = toJsonSchema(raw, { swagger2 }) as Record<string, unknown>;
+  // Kept in the document so their $refs resolve like the vendor's own.
+  doc['x-twinbox-status-responses'] = toJsonSchema(source.check?.status_responses ?? {}, { swagger2 });
+  doc['x-twinbox-common-errors'] = toJsonSchema(source.check?.common_errors?.schema ?? {}, { swagger2 });
   // The vendors' documents carry OpenAPI-only keywords (`example`, `discriminator`, `x-github`, ...), which
   // strict mode refuses; they are annotations, so strict is off. Types, required fields, enums, formats,
   // `additionalProperties: false` and the combinators are all enforced.
@@ -390,21 +403,25 @@ export function checkResponse(twin: string, input: CheckInput): CheckResult {
       : result(false, [`${name} answered a redirect, which its description does not document`], name);
   }
   const status = String(input.status);
-  let key: string | undefined;
-  if (okFalse && spec.rules.ok_false_response) key = spec.rules.ok_false_response;
-  else if (op.responses[status]) key = status;
-  else if (op.responses[`${status[0]}XX`]) key = `${status[0]}XX`;
   let pointer: string | null | undefined;
-  if (key) pointer = schemaPointer(spec, op.responses[key], `${op.pointer}/responses/${escapePointer(key)}`);
+  const responseOf = (key: string) =>
+    schemaPointer(spec, op.responses[key], `${op.pointer}/responses/${escapePointer(key)}`);
+  const error = okFalse ? (input.body as { error?: unknown }).error : undefined;
+  if (spec.rules.status_responses?.[status]) pointer = `/x-twinbox-status-responses/${status}/schema`;
+  else if (typeof error === 'string' && spec.rules.common_errors?.errors.includes(error)) {
+    pointer = '/x-twinbox-common-errors';
+  } else if (okFalse && spec.rules.ok_false_response) pointer = responseOf(spec.rules.ok_false_response);
+  else if (op.responses[status]) pointer = responseOf(status);
+  else if (op.responses[`${status[0]}XX`]) pointer = responseOf(`${status[0]}XX`);
   else if (input.status >= 400 && spec.rules.error_schema)
     pointer = spec.rules.error_schema.replace(/^#/, '');
-  else if (op.responses.default) {
-    pointer = schemaPointer(spec, op.responses.default, `${op.pointer}/responses/default`);
-  } else {
+  else if (op.responses.default) pointer = responseOf('default');
+  else {
     const listed = Object.keys(op.responses).join(', ');
     return result(false, [`status ${status} is not documented for ${name} (documented: ${listed})`], name);
   }
-  if (pointer === undefined) return result(false, [`response ${key} of ${name} cannot be resolved`], name);
+  if (pointer === undefined)
+    return result(false, [`the ${status} response of ${name} cannot be resolved`], name);
   if (pointer === null) {
     const empty = input.body === undefined || input.body === '';
     const nonJson = typeof input.body === 'string';

@@ -1,12 +1,11 @@
 import t from 'tap';
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import { WebClient } from '@slack/web-api';
-import { Octokit } from '@octokit/rest';
 import Stripe from 'stripe';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { WebhookOutbox, type WebhookSigner } from '../../server/twins/webhooks.ts';
 import { tempHost, type Teardown } from './helpers.ts';
+import { githubClient, slackClient } from './vendor-schema.ts';
 
 interface Hit {
   headers: IncomingHttpHeaders;
@@ -195,7 +194,7 @@ t.test('twins: each delivers signed the vendor way, with retries, listed in the 
       const env = entries.slack!.env_vars;
       // No secret given: the twin signs with the one the app has, SLACK_SIGNING_SECRET.
       await admin('slack').setWebhookTarget({ url: receiver.url });
-      const slack = new WebClient(env.SLACK_BOT_TOKEN, { slackApiUrl: env.SLACK_API_URL });
+      const slack = slackClient(env.SLACK_BOT_TOKEN, { slackApiUrl: env.SLACK_API_URL });
       const posted = await slack.chat.postMessage({ channel: 'general', text: 'Deploy finished' });
       const first = await receiver.hit(1);
       const retry = await receiver.hit(2);
@@ -228,7 +227,7 @@ t.test('twins: each delivers signed the vendor way, with retries, listed in the 
     const receiver = await scriptedReceiver(t);
     const env = entries.github!.env_vars;
     await admin('github').setWebhookTarget({ url: receiver.url });
-    const octokit = new Octokit({ baseUrl: env.GITHUB_API_URL, auth: env.GITHUB_TOKEN });
+    const octokit = githubClient({ baseUrl: env.GITHUB_API_URL, auth: env.GITHUB_TOKEN });
     const me = await octokit.rest.users.getAuthenticated();
     await octokit.rest.repos.createForAuthenticatedUser({ name: 'hooks' });
     const issue = await octokit.rest.issues.create({ owner: me.data.login, repo: 'hooks', title: 'Broken' });

@@ -17,6 +17,8 @@ import { json } from '../http.ts';
 import { assertSafeKeys, screenRequest } from '../safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
+import { SlackFidelity } from './fidelity.ts';
+import { TokenRevocations } from './revocation.ts';
 import { summarizeSlack } from './summary.ts';
 import { describeSlackChange } from './changes.ts';
 
@@ -44,6 +46,8 @@ interface SlackSaved {
   signing_secret: string;
   target?: WebhookTarget;
   tokens: Array<[string, EngineTokenUser]>;
+  /** SHA-256 digests of tokens revoked with auth.revoke. */
+  revoked?: string[];
   engine: EngineStoreSnapshot;
 }
 
@@ -188,6 +192,10 @@ class SlackTwin implements TwinDriver {
   readonly webhooks = new WebhookOutbox(slackSigner);
   /** `blocks` and `attachments` arrive as JSON text in form fields, and the engine parses them. */
   readonly jsonFormFields = true;
+  private readonly fidelity: SlackFidelity;
+  private readonly revocations = new TokenRevocations();
+  /** The bot token's engine user, to give it back on reset after an auth.revoke. */
+  private readonly botEntry: EngineTokenUser | undefined;
 
   constructor(
     private readonly engine: Engine,
@@ -204,6 +212,8 @@ class SlackTwin implements TwinDriver {
       void this.webhooks.deliver(event, payload);
       return dispatch(event, action, payload, owner, repo);
     };
+    this.fidelity = new SlackFidelity(engine);
+    this.botEntry = engine.tokenMap.get(botToken);
   }
 
   /** The engine seeds bots without a user; make the bot a user so auth.test reports bot_id and user_id. */
@@ -250,7 +260,9 @@ class SlackTwin implements TwinDriver {
     const header = head.headers.get('authorization');
     const presented = header ? presentedToken(header)?.token : (searchParams.get('token') ?? undefined);
     if (header !== null || presented !== undefined) {
-      return presented && this.knownToken(presented) ? true : slackError('invalid_auth');
+      return presented && this.knownToken(presented)
+        ? true
+        : slackError(this.revocations.errorFor(presented));
     }
     if (!pathname.startsWith('/api/')) {
       return ['GET', 'HEAD', 'OPTIONS'].includes(head.method) ? 'public' : slackError('not_authed');
@@ -293,15 +305,43 @@ class SlackTwin implements TwinDriver {
       if (token === undefined && formToken && !CLIENT_CREDENTIAL_METHODS.has(url.pathname)) {
         token = new URLSearchParams(body.toString('utf8')).get('token') ?? undefined;
         if (!token) return slackError('not_authed');
-        if (!this.knownToken(token)) return slackError('invalid_auth');
+        if (!this.knownToken(token)) return slackError(this.revocations.errorFor(token));
       }
-      if (token === undefined) return this.engine.app.fetch(request);
+      if (token === undefined) return this.forward(request);
       headers.set('authorization', `Bearer ${token}`);
     } else if (verdict === 'public' && presented?.scheme !== 'basic') {
-      if (presented && this.knownToken(presented.token)) return this.engine.app.fetch(request);
+      if (presented && this.knownToken(presented.token)) return this.forward(request);
       headers.delete('authorization');
-    } else return this.engine.app.fetch(request);
-    return this.engine.app.fetch(new Request(request, { headers }));
+    } else return this.forward(request);
+    return this.forward(new Request(request, { headers }));
+  }
+
+  /**
+   * To the engine, and its answer brought to Slack's documented shape (fidelity.ts). `auth.revoke`, which
+   * the engine lacks, is answered here for the token the request carries.
+   */
+  private async forward(request: Request): Promise<Response> {
+    const presented = presentedToken(request.headers.get('authorization'));
+    const token = presented && presented.scheme !== 'basic' ? presented.token : undefined;
+    const { pathname, searchParams } = new URL(request.url);
+    if (pathname === '/api/auth.revoke' && token && this.knownToken(token)) {
+      const form = new URLSearchParams(await request.clone().text());
+      const test = searchParams.get('test') ?? form.get('test');
+      return this.revocations.revoke(this.engine, token, test === 'true' || test === '1');
+    }
+    // The engine reads the body; the copy keeps the parameters for the answer's fixes.
+    const copy = request.clone();
+    const response = await this.engine.app.fetch(request);
+    return this.fidelity.finish(copy, response, token && this.userIdOf(token));
+  }
+
+  /** The Slack user id a token acts as. */
+  private userIdOf(token: string): string | undefined {
+    const users = this.engine.store.collection('slack.users', ['user_id', 'email']);
+    const login = this.engine.tokenMap.get(token)?.login;
+    if (login) return users.all().find((u) => u.name === login)?.user_id as string | undefined;
+    const stored = this.engine.store.collection('slack.tokens', ['token', 'user_id', 'app_id', 'team_id']);
+    return stored.findOneBy('token', token)?.user_id as string | undefined;
   }
 
   /** Slack's `{ok: false, error}`: `invalid_json` and `invalid_arguments` as Slack sends them (HTTP 200). */
@@ -332,6 +372,7 @@ class SlackTwin implements TwinDriver {
       signing_secret: this.signingSecret,
       target: this.webhooks.target,
       tokens: [...this.engine.tokenMap],
+      revoked: this.revocations.list(),
       engine: this.engine.store.snapshot(),
     };
   }
@@ -340,11 +381,14 @@ class SlackTwin implements TwinDriver {
     this.engine.store.restore(saved.engine);
     this.engine.tokenMap.clear();
     for (const [token, user] of saved.tokens) this.engine.tokenMap.set(token, user);
+    this.revocations.restore(saved.revoked ?? []);
     this.webhooks.target = saved.target;
   }
 
   async reset(): Promise<void> {
-    const own = this.engine.tokenMap.get(this.botToken);
+    // Reset is a fresh install: a bot token revoked since works again.
+    const own = this.engine.tokenMap.get(this.botToken) ?? this.botEntry;
+    this.revocations.clear();
     this.engine.reset();
     this.engine.tokenMap.clear();
     if (own) this.engine.tokenMap.set(this.botToken, own);
