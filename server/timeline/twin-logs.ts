@@ -70,8 +70,13 @@ export class TwinLogs {
         // An ending sandbox's twin can go between the lookup and the call: the archive may have it.
         const archived = await this.fromArchive(sandbox.id, twin, afterId, limit);
         if (archived) return archived;
-        this.options.logger.warn({ err: error, sandbox_id: sandbox.id, twin }, 'timeline: twin not readable');
-        return { unavailable: `The ${twin} twin did not answer: ${(error as Error).message}` };
+        // Routine while a sandbox starts or stops, so not a warning; the reason stays in Twinbox's log
+        // (it names socket paths, which are not the owner's business).
+        this.options.logger.debug(
+          { err: error, sandbox_id: sandbox.id, twin },
+          'timeline: twin not readable',
+        );
+        return { unavailable: `The ${twin} twin did not answer (it may be starting or stopping).` };
       }
     }
     const archived = await this.fromArchive(sandbox.id, twin, afterId, limit);
