@@ -193,3 +193,24 @@ t.test(
     });
   },
 );
+
+// Fails at the profile step, before anything runs: no isolation needed.
+t.test('a webhook path that is not a path on the app fails the sandbox with what was wrong', async (t) => {
+  const gh = await githubToDeployFrom(t);
+  await gh.createRepo({
+    owner: 'octocat',
+    name: 'misconfigured',
+    files: {
+      ...(await exampleFiles('zero-dep')),
+      '.github/twinbox.yml': 'twins: [stripe]\nwebhooks:\n  stripe: https://attacker.example/hook\n',
+    },
+  });
+  const tb = await deployingTwinbox(t, gh);
+  const user = await createUser(tb);
+  const sandbox = await deploySandbox(tb, user, { repo: 'octocat/misconfigured', branch: 'main' });
+  t.equal(sandbox.status, 'failed');
+  t.equal(
+    sandbox.error,
+    'Runtime profile: .github/twinbox.yml: "webhooks.stripe" must be a path on the app starting with / (no scheme or host), e.g. /api/webhooks/stripe, or false for no deliveries',
+  );
+});
