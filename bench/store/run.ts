@@ -1,8 +1,9 @@
 /**
- * Cost of one durable store write as the number of stored sandboxes grows: 100 vs 10,000 records.
- * The embedded store keeps one file per record, so the cost should not grow with the count.
+ * 1. Cost of one durable write to the embedded store as the number of stored sandboxes grows: 100 vs
+ *    10,000 records. It keeps one file per record, so the cost should not grow with the count.
+ * 2. The authenticated API on the embedded store vs PostgreSQL (api.ts), same run.
  *
- *   npx tsx bench/store/run.ts [--writes 300]
+ *   npx tsx bench/store/run.ts [--writes 300] [--duration 10] [--connections 10]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,9 +12,18 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { openLowdbStore } from '../../server/store/lowdb-store.ts';
 import type { SandboxRecord } from '../../server/store/records.ts';
+import { measureApiOnBothStores } from './api.ts';
 
-const { values } = parseArgs({ options: { writes: { type: 'string', default: '300' } } });
+const { values } = parseArgs({
+  options: {
+    writes: { type: 'string', default: '300' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+  },
+});
 const writes = Number(values.writes);
+const duration = Number(values.duration);
+const connections = Number(values.connections);
 
 function sandbox(i: number): SandboxRecord {
   const now = new Date().toISOString();
@@ -89,3 +99,17 @@ for (const row of [small, large]) {
   );
 }
 console.log(`\nmean write cost at 10,000 / at 100: ${(large.mean / small.mean).toFixed(2)}x`);
+
+const api = await measureApiOnBothStores(duration, connections);
+console.log(
+  `\nAPI on each store: ${duration}s per row, ${connections} connections, API key, ${new Date().toISOString()}\n`,
+);
+console.log('| route | store | req/s | p50 ms | p99 ms | errors | PostgreSQL / lowdb req/s |');
+console.log('|---|---|---:|---:|---:|---:|---:|');
+for (const row of api) {
+  const lowdb = api.find((other) => other.route === row.route && other.store === 'lowdb')!;
+  const ratio = row.store === 'postgres' ? `${(row.rps / lowdb.rps).toFixed(2)}x` : '';
+  console.log(
+    `| ${row.route} | ${row.store} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${ratio} |`,
+  );
+}

@@ -1,0 +1,137 @@
+/**
+ * The API on each store: authenticated GET /sandboxes/{id}, GET /sandboxes (a page of 20) and
+ * POST /sandboxes against a Twinbox process on the embedded store and one on PostgreSQL, same machine,
+ * same run. Each Twinbox runs as `npm start` does (server/main.ts, its own process); autocannon drives
+ * it from this one. PostgreSQL is BENCH_DATABASE_URL (default: the test database on loopback), in a
+ * schema made for the run and dropped after it.
+ */
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('../..', import.meta.url).pathname;
+const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface ApiRow {
+  route: string;
+  store: 'lowdb' | 'postgres';
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function startTwinbox(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      TWINBOX_DEPLOY_ENGINE: 'none',
+      // The POST row creates thousands of sandboxes; past the plan's quota they would be 403s.
+      TWINBOX_SANDBOX_QUOTA_PRO: '100000',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`server/main.ts exited with ${code}:\n${out}`)));
+  });
+  return { child, port };
+}
+
+async function measure(options: autocannon.Options, duration: number, connections: number) {
+  await autocannon({ ...options, duration: 2, connections }); // warm-up
+  const result = await autocannon({ ...options, duration, connections });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+async function measureStore(
+  store: ApiRow['store'],
+  env: Record<string, string>,
+  duration: number,
+  connections: number,
+): Promise<ApiRow[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'twinbox-bench-store-'));
+  const twinbox = await startTwinbox({ TWINBOX_DATA_DIR: dataDir, ...env });
+  try {
+    // The local owner's key, written by the first start outside production (server/bootstrap.ts).
+    let key = '';
+    for (let i = 0; i < 100 && !key; i++) {
+      key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8').catch(() => '')).trim();
+      if (!key) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const base = `http://127.0.0.1:${twinbox.port}`;
+    let id = '';
+    for (let i = 0; i < 20; i++) {
+      const created = await fetch(`${base}/sandboxes`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ repo: 'bench/app', branch: 'main' }),
+      });
+      if (created.status !== 201)
+        throw new Error(`POST /sandboxes: ${created.status} ${await created.text()}`);
+      id = ((await created.json()) as { sandbox_id: string }).sandbox_id;
+    }
+    const rows: ApiRow[] = [];
+    const row = async (route: string, options: autocannon.Options) =>
+      rows.push({ route, store, ...(await measure(options, duration, connections)) });
+    await row('GET /sandboxes/{id}', { url: `${base}/sandboxes/${id}`, headers });
+    await row('GET /sandboxes (20 owned)', { url: `${base}/sandboxes?limit=20`, headers });
+    await row('POST /sandboxes (durable write)', {
+      url: `${base}/sandboxes`,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ repo: 'bench/app', branch: 'main', env: { A: '1' } }),
+    });
+    return rows;
+  } finally {
+    twinbox.child.kill();
+    await new Promise((resolve) => twinbox.child.once('exit', resolve));
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Both stores, lowdb first; the PostgreSQL schema is made for the run and dropped after it. */
+export async function measureApiOnBothStores(duration: number, connections: number): Promise<ApiRow[]> {
+  const admin = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
+  await admin.connect().catch((error: Error) => {
+    throw new Error(
+      `PostgreSQL is needed for this benchmark (BENCH_DATABASE_URL=${databaseUrl}): ${error.message}`,
+    );
+  });
+  const schema = `twinbox_bench_${randomBytes(4).toString('hex')}`;
+  try {
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+    const url = new URL(databaseUrl);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const lowdb = await measureStore('lowdb', {}, duration, connections);
+    const postgres = await measureStore(
+      'postgres',
+      { TWINBOX_DATABASE_URL: url.toString() },
+      duration,
+      connections,
+    );
+    return [...lowdb, ...postgres];
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  }
+}
