@@ -47,18 +47,31 @@ export function createTimeline(options: TimelineOptions): Timeline {
     logger: options.logger,
   });
   // A sandbox's twins stop with it: their logs are copied as soon as its end is announced, before the
-  // pod goes (a crash, a failed or cancelled deploy step, expiry or deletion).
-  options.lifecycle.on('crashed', (id) => void archiveOf(id));
-  options.lifecycle.on('change', (sandbox) => {
-    if (sandbox.status === 'failed' || sandbox.status === 'expired' || sandbox.status === 'deleted')
-      twinLogs.archive(sandbox.id, sandbox.twin_admin_token);
-  });
-  const archiveOf = async (id: string) => {
-    const sandbox = await options.store.sandboxes.get(id);
-    if (sandbox) twinLogs.archive(id, sandbox.twin_admin_token);
+  // pod goes (a crash, a failed or cancelled deploy step, failure, expiry or deletion). The copy must
+  // start at once, so the admin tokens of deploying and running sandboxes are kept at hand.
+  const tokens = new Map<string, string>();
+  const archive = (id: string) => {
+    const token = tokens.get(id);
+    if (token) return twinLogs.archive(id, token);
+    // Not seen deploying by this Twinbox (it restarted since): the record has the token.
+    options.store.sandboxes
+      .get(id)
+      .then((sandbox) => sandbox && twinLogs.archive(id, sandbox.twin_admin_token))
+      .catch((err: unknown) =>
+        options.logger.error({ err, sandbox_id: id }, 'timeline: no copy of twin logs'),
+      );
   };
+  options.lifecycle.on('change', (sandbox) => {
+    if (sandbox.status === 'building' || sandbox.status === 'ready') {
+      tokens.set(sandbox.id, sandbox.twin_admin_token);
+    } else if (sandbox.status !== 'queued') {
+      twinLogs.archive(sandbox.id, sandbox.twin_admin_token);
+      tokens.delete(sandbox.id);
+    }
+  });
+  options.lifecycle.on('crashed', archive);
   const onStep: SandboxEvents['onStep'] = (sandboxId, step, phase, durationMs, error) => {
-    if (phase === 'failed') void archiveOf(sandboxId);
+    if (phase === 'failed') archive(sandboxId);
     events.onStep(sandboxId, step, phase, durationMs, error);
   };
   const service = new TimelineService({
