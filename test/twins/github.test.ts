@@ -496,6 +496,58 @@ t.test('github twin: what apps call — pull requests, reviews, merge and refs',
   t.equal((await octokit.repos.getBranch({ ...repo, branch: 'release' })).data.commit.sha, merged.data.sha);
 });
 
+t.test(
+  'github twin: what apps call — commits through the git data API, review comments, pull updates',
+  async (t) => {
+    const { octokit, repo } = await appTwin(t);
+    const head = (await octokit.git.getRef({ ...repo, ref: 'heads/main' })).data.object.sha;
+    const base = await octokit.git.getCommit({ ...repo, commit_sha: head });
+    const blob = await octokit.git.createBlob({ ...repo, content: 'v2\n', encoding: 'utf-8' });
+    const tree = await octokit.git.createTree({
+      ...repo,
+      base_tree: base.data.tree.sha,
+      tree: [{ path: 'VERSION', mode: '100644', type: 'blob', sha: blob.data.sha }],
+    });
+    const commit = await octokit.git.createCommit({
+      ...repo,
+      message: 'Bump',
+      tree: tree.data.sha,
+      parents: [head],
+    });
+    await octokit.git.createRef({ ...repo, ref: 'refs/heads/bump', sha: commit.data.sha });
+    const pr = await octokit.pulls.create({ ...repo, head: 'bump', base: 'main', title: 'Bump' });
+    const pull_number = pr.data.number;
+    const comment = await octokit.pulls.createReviewComment({
+      ...repo,
+      pull_number,
+      commit_id: commit.data.sha,
+      path: 'VERSION',
+      line: 1,
+      side: 'RIGHT',
+      body: 'Looks right',
+    });
+    t.equal(comment.data.path, 'VERSION');
+    t.same(
+      (await octokit.pulls.listReviewComments({ ...repo, pull_number })).data.map((c) => c.body),
+      ['Looks right'],
+    );
+    const updated = await octokit.pulls.update({
+      ...repo,
+      pull_number,
+      title: 'Bump to v2',
+      body: 'Preview ready',
+    });
+    t.equal(updated.data.title, 'Bump to v2');
+    const branches = (await octokit.repos.listBranches(repo)).data.map((b) => b.name);
+    t.ok(branches.includes('bump'));
+    const moved = await octokit.git.updateRef({ ...repo, ref: 'heads/main', sha: commit.data.sha });
+    t.equal(moved.data.object.sha, commit.data.sha, 'a fast-forward');
+    const file = await octokit.repos.getContent({ ...repo, path: 'VERSION' });
+    t.equal(Buffer.from((file.data as { content: string }).content, 'base64').toString(), 'v2\n');
+    t.ok((await octokit.issues.listForRepo({ ...repo, state: 'all' })).status === 200);
+  },
+);
+
 t.test('github twin: unknown and revoked tokens fail the way GitHub fails them', async (t) => {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();

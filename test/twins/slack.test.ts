@@ -133,6 +133,19 @@ t.test('slack twin: threads, reactions, pins, users and channels as apps read th
   t.match(link.permalink, /^https?:\/\//);
   await client.chat.delete({ channel: general.id!, ts: reply1.ts! });
 
+  const random = channels.find((c) => c.name === 'random')!;
+  await client.conversations.join({ channel: random.id! });
+  const topic = await client.conversations.setTopic({ channel: random.id!, topic: 'Previews' });
+  t.equal(topic.channel?.topic?.value, 'Previews');
+  const edited = await client.chat.update({ channel: general.id!, ts: parent.ts!, text: 'Deploy #12 done' });
+  t.equal(edited.text, 'Deploy #12 done');
+  const ephemeral = await client.chat.postEphemeral({
+    channel: general.id!,
+    user: auth.user_id!,
+    text: 'only you',
+  });
+  t.match(ephemeral.message_ts, /^\d+\.\d+$/);
+
   const users = await client.users.list({});
   t.equal(typeof users.cache_ts, 'number');
   const grace = users.members!.find((u) => u.name === 'grace')!;
@@ -145,6 +158,8 @@ t.test('slack twin: threads, reactions, pins, users and channels as apps read th
   t.equal(bot.user?.is_bot, true);
   t.equal(bot.user?.is_app_user, false, 'a bot user is not an app user');
   t.equal((await client.users.info({ user: grace.id! })).user?.real_name, 'Grace Hopper');
+  const profile = await client.users.profile.get({ user: grace.id! });
+  t.equal(profile.profile?.real_name, 'Grace Hopper');
 });
 
 t.test('slack twin: a bogus or revoked token fails the way Slack fails it', async (t) => {

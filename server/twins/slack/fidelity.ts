@@ -108,6 +108,9 @@ export class SlackFidelity {
       case 'conversations.open':
       case 'conversations.rename':
       case 'conversations.unarchive':
+      case 'conversations.setTopic':
+      case 'conversations.setPurpose':
+      case 'conversations.invite':
         this.channel(body.channel);
         break;
       case 'conversations.history': {
