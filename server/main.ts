@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
+import { DatabaseUnavailableError } from './store/postgres/store.ts';
+import { SchemaMismatchError } from './store/postgres/migrate.ts';
 import { IsolationError } from './deploy/index.ts';
 import { createTwinbox } from './twinbox.ts';
 import { bootstrapLocalOwner, sampleCurl } from './bootstrap.ts';
@@ -38,7 +40,9 @@ try {
   if (
     error instanceof ConfigError ||
     error instanceof DataDirLockedError ||
-    error instanceof IsolationError
+    error instanceof IsolationError ||
+    error instanceof DatabaseUnavailableError ||
+    error instanceof SchemaMismatchError
   ) {
     process.stderr.write(`twinbox: ${error.message}\n`);
     process.exit(1);

@@ -10,6 +10,8 @@ import type { Store } from '../../server/store/store.ts';
 import { adminQuery, freshSchema, postgresSkip, schemaUrl } from '../helpers/postgres.ts';
 import { call, createUser, startTestTwinbox, tempDir } from '../helpers/twinbox.ts';
 import { readdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { REPO_ROOT } from '../helpers/process.ts';
 import { MIGRATIONS_DIR } from '../../server/store/postgres/migrate.ts';
 
 const skip = await postgresSkip();
@@ -95,6 +97,26 @@ t.test('an unreachable database fails the start saying where, without the passwo
   t.type(error, DatabaseUnavailableError);
   t.match((error as Error).message, /at 127\.0\.0\.1:1\/twinbox \(TWINBOX_DATABASE_URL\)/);
   t.notMatch((error as Error).message, /s3cret/);
+});
+
+t.test('npm start with an unreachable database exits 1 with one line saying so', async (t) => {
+  const dataDir = await tempDir(t);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH,
+      PORT: '0',
+      TWINBOX_DATA_DIR: dataDir,
+      TWINBOX_DATABASE_URL: 'postgres://twinbox:s3cret@127.0.0.1:1/twinbox',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.equal(code, 1);
+  t.match(stderr, /^twinbox: Could not open the PostgreSQL store at 127\.0\.0\.1:1\/twinbox/m);
+  t.notMatch(stderr, /s3cret|\n\s+at /, 'no password, no stack');
 });
 
 t.test('a connection the server drops is replaced, not fatal', { skip }, async (t) => {
