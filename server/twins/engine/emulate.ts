@@ -13,7 +13,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createEmulator, type SeedConfig } from 'emulate';
 
-export type EngineService = 'github' | 'stripe' | 'slack';
+export type EngineService =
+  'github' | 'stripe' | 'slack' | 'resend' | 'twilio' | 'linear' | 'clerk' | 'vercel';
 
 export interface EngineRecord {
   id: number;
