@@ -6,6 +6,7 @@ import { loadavg } from 'node:os';
 const suites = [
   'bench/store/run.ts',
   'bench/api/run.ts',
+  'bench/dashboard/run.ts',
   'bench/router/run.ts',
   'bench/twins/run.ts',
   'bench/deploy/run.ts',
