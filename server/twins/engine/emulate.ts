@@ -14,7 +14,20 @@ import { fileURLToPath } from 'node:url';
 import { createEmulator, type SeedConfig } from 'emulate';
 
 export type EngineService =
-  'github' | 'stripe' | 'slack' | 'resend' | 'twilio' | 'linear' | 'clerk' | 'vercel';
+  | 'github'
+  | 'stripe'
+  | 'slack'
+  | 'resend'
+  | 'twilio'
+  | 'linear'
+  | 'clerk'
+  | 'vercel'
+  | 'aws'
+  | 'google'
+  | 'microsoft'
+  | 'okta'
+  | 'mongoatlas'
+  | 'apple';
 
 export interface EngineRecord {
   id: number;
