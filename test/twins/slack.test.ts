@@ -195,4 +195,6 @@ t.test('slack twin: a bogus or revoked token fails the way Slack fails it', asyn
   t.ok(again, 'the instance comes back from its state file');
   const after = slackClient(entry.env_vars.SLACK_BOT_TOKEN, { slackApiUrl: again!.env_vars.SLACK_API_URL });
   t.equal(await errorOf(after.auth.test()), 'token_revoked', 'a revoked token stays revoked after a restart');
+  await new TwinAdminClient(again!.admin_url, 'admin').reset();
+  t.equal((await after.auth.test()).ok, true, 'a reset is a fresh install: the bot token works again');
 });
