@@ -26,6 +26,7 @@ import { githubTwin } from '../../server/twins/github/twin.ts';
 import { slackTwin } from '../../server/twins/slack/twin.ts';
 import type { TwinFactory } from '../../server/twins/driver.ts';
 import type { TwinEntry } from '../../server/twins/host.ts';
+import { ROUTES as STRIPE_ROUTES } from '../../server/twins/stripe/routes.ts';
 import {
   badBodies,
   badHeaders,
@@ -747,11 +748,14 @@ async function engineRoutes(factory: TwinFactory, seed: unknown): Promise<string
   return [...new Set(routes)];
 }
 
-/** Stripe's routes, from the table in its source (`['GET', /^\/v1\/...$/, ...]`). */
+/** Stripe's routes, from its route table (`['GET', /^\/v1\/customers\/([^/]+)$/, ...]`). */
 function stripeRoutes(): string[] {
-  const source = readFileSync(new URL('../../server/twins/stripe/twin.ts', import.meta.url), 'utf8');
-  return [...source.matchAll(/\[\s*'(GET|POST|DELETE)',\s*\/\^(.+?)\$\//g)].map(
-    (m) => `${m[1]} ${m[2]!.replace(/\\\//g, '/').replace(/\(\[\^\/\]\+\)/g, ':id')}`,
+  return STRIPE_ROUTES.map(
+    ([method, pattern]) =>
+      `${method} ${pattern.source
+        .replace(/^\^|\$$/g, '')
+        .replace(/\\\//g, '/')
+        .replace(/\(\[\^\/\]\+\)/g, ':id')}`,
   );
 }
 

@@ -7,6 +7,7 @@ import Stripe from 'stripe';
 import { TwinHost } from '../../server/twins/host.ts';
 import { schemaFailureOf } from './vendor-schema.ts';
 import { vendorFetch } from './vendor-schema.ts';
+import { freshConnectionFetch, precompileStripeSchemas } from './stripe-schema.ts';
 
 export interface Teardown {
   teardown(fn: () => unknown): void;
@@ -118,11 +119,12 @@ export async function statusOf(call: Promise<unknown>): Promise<number | undefin
  * (vendor-schema.ts): an invalid one fails the call with a VendorSchemaError.
  */
 export function stripeClient(env: Record<string, string>, key = env.STRIPE_SECRET_KEY!): Stripe {
+  precompileStripeSchemas();
   return new Stripe(key, {
     host: env.STRIPE_API_HOST,
     port: Number(env.STRIPE_API_PORT),
     protocol: env.STRIPE_API_PROTOCOL as 'http',
     maxNetworkRetries: 0,
-    httpClient: Stripe.createFetchHttpClient(vendorFetch('stripe')),
+    httpClient: Stripe.createFetchHttpClient(vendorFetch('stripe', freshConnectionFetch)),
   });
 }

@@ -2,9 +2,6 @@ import t from 'tap';
 import Stripe from 'stripe';
 import { statusOf, stripeClient, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
 import { checked } from './vendor-schema.ts';
-import { precompileStripeSchemas } from './stripe-schema.ts';
-
-precompileStripeSchemas();
 
 async function stripeTwin(t: Teardown, seeds: Record<string, unknown> = {}) {
   const { host } = await tempHost(t);

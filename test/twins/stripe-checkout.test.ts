@@ -5,9 +5,6 @@ import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { chromiumSkip, launchChromium } from '../helpers/chromium.ts';
 import { statusOf, stripeClient, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
 import { checked } from './vendor-schema.ts';
-import { precompileStripeSchemas } from './stripe-schema.ts';
-
-precompileStripeSchemas();
 
 async function stripeTwin(t: Teardown, seeds: Record<string, unknown> = {}) {
   const { host } = await tempHost(t);

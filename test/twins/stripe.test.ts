@@ -3,9 +3,6 @@ import Stripe from 'stripe';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { statusOf, stripeClient, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
 import { checked } from './vendor-schema.ts';
-import { precompileStripeSchemas } from './stripe-schema.ts';
-
-precompileStripeSchemas();
 
 async function stripeTwin(t: Teardown, seeds: Record<string, unknown> = {}) {
   const { host } = await tempHost(t);

@@ -471,7 +471,7 @@ class StripeTwin implements TwinDriver {
 export const stripeTwin: TwinFactory = {
   name: 'stripe',
   description:
-    'Stripe API (customers, products, prices, payment methods, payment intents with test cards, Idempotency-Key, events, signed webhooks)',
+    'Stripe API 2026-10-28.endive: customers (and search), products, prices, payment methods, payment intents and charges with test cards, refunds, subscriptions with trials, invoices and invoice items, Checkout Sessions with a hosted test-card page, webhook endpoints, events, Idempotency-Key, expand[], signed webhooks',
   envVarNames: [
     'STRIPE_SECRET_KEY',
     'STRIPE_PUBLISHABLE_KEY',
