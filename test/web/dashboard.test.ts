@@ -303,7 +303,11 @@ t.test(
   async (t) => {
     const tb = await startTestTwinbox(t);
     const user = await createUser(tb);
-    const { body } = await createSandbox(tb, user.key, { repo: 'acme/web', branch: 'main', twins: ['stripe'] });
+    const { body } = await createSandbox(tb, user.key, {
+      repo: 'acme/web',
+      branch: 'main',
+      twins: ['stripe'],
+    });
     const session = await sessionOf(tb, user.id);
     const page = await session.get(`/dashboard/sandboxes/${body.sandbox_id}/twins/stripe`);
     t.equal(page.status, 200);
