@@ -1,0 +1,229 @@
+import t from 'tap';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListBucketsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { TwinAdminClient } from '../../server/twins/admin-client.ts';
+import { awsTwin } from '../../server/twins/aws/twin.ts';
+import { tempHost, type Teardown } from './helpers.ts';
+
+const seed = {
+  region: 'eu-west-1',
+  buckets: [{ name: 'app-uploads', objects: { 'welcome.txt': 'Hello from the seed' } }, { name: 'app-logs' }],
+};
+
+const ENV_KEYS = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_REGION',
+  'AWS_ENDPOINT_URL',
+  'AWS_ENDPOINT_URL_S3',
+] as const;
+
+/**
+ * The twin's env_vars in this process's environment until the test ends: the SDK reads
+ * AWS_ENDPOINT_URL[_S3], AWS_REGION and the key pair itself, when a call is made.
+ */
+function useEnv(t: Teardown, env: Record<string, string>): void {
+  const before = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
+  for (const k of ENV_KEYS) process.env[k] = env[k];
+  t.teardown(() => {
+    for (const k of ENV_KEYS) {
+      if (before[k] === undefined) delete process.env[k];
+      else process.env[k] = before[k];
+    }
+  });
+}
+
+/**
+ * The SDK clients as an app builds them: no options but the credentials a test wants to get wrong, the
+ * rest from the environment. Retries off, so an injected fault reaches the test as it is.
+ */
+function clients(t: Teardown, credentials?: { accessKeyId: string; secretAccessKey: string }) {
+  const s3 = new S3Client({ maxAttempts: 1, ...(credentials ? { credentials } : {}) });
+  const sts = new STSClient({ maxAttempts: 1, ...(credentials ? { credentials } : {}) });
+  t.teardown(() => {
+    s3.destroy();
+    sts.destroy();
+  });
+  return { s3, sts };
+}
+
+const errorOf = (call: Promise<unknown>) =>
+  call.then(
+    () => undefined,
+    (e: S3ServiceException) => ({ name: e.name, status: e.$metadata?.httpStatusCode }),
+  );
+
+t.test(
+  'aws twin: S3 objects and STS identity through the AWS SDK v3, configured by env_vars only',
+  async (t) => {
+    const { host } = await tempHost(t);
+    const entry = (await host.start('sb', ['aws'], { adminToken: 'admin', seeds: { aws: seed } })).aws!;
+    t.match(entry.env_vars.AWS_ACCESS_KEY_ID, /^AKIA[A-Z2-7]{16}$/);
+    t.equal(entry.env_vars.AWS_SECRET_ACCESS_KEY!.length, 40);
+    t.equal(entry.env_vars.AWS_REGION, 'eu-west-1');
+    useEnv(t, entry.env_vars);
+    const { s3, sts } = clients(t);
+
+    const buckets = await s3.send(new ListBucketsCommand({}));
+    t.same(
+      buckets.Buckets?.map((b) => b.Name).sort(),
+      ['app-logs', 'app-uploads'],
+      'only the seeded buckets',
+    );
+    const seeded = await s3.send(new GetObjectCommand({ Bucket: 'app-uploads', Key: 'welcome.txt' }));
+    t.equal(await seeded.Body?.transformToString(), 'Hello from the seed');
+
+    await s3.send(new CreateBucketCommand({ Bucket: 'avatars' }));
+    const put = await s3.send(
+      new PutObjectCommand({
+        Bucket: 'avatars',
+        Key: 'users/ada/profile.json',
+        Body: JSON.stringify({ name: 'Ada' }),
+        ContentType: 'application/json',
+        Metadata: { owner: 'ada' },
+      }),
+    );
+    t.match(put.ETag, /^"[0-9a-f]{32}"$/);
+    const bytes = Buffer.from([0, 1, 2, 250, 255]);
+    await s3.send(new PutObjectCommand({ Bucket: 'avatars', Key: 'users/ada/avatar.bin', Body: bytes }));
+
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'avatars', Key: 'users/ada/profile.json' }));
+    t.equal(head.ContentType, 'application/json');
+    t.equal(head.Metadata?.owner, 'ada');
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'avatars', Key: 'users/ada/avatar.bin' }));
+    t.same(Buffer.from(await got.Body!.transformToByteArray()), bytes, 'binary bodies round-trip');
+
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'avatars', Prefix: 'users/ada/' }));
+    t.same(listed.Contents?.map((o) => o.Key).sort(), ['users/ada/avatar.bin', 'users/ada/profile.json']);
+
+    await s3.send(new DeleteObjectCommand({ Bucket: 'avatars', Key: 'users/ada/avatar.bin' }));
+    t.same(await errorOf(s3.send(new GetObjectCommand({ Bucket: 'avatars', Key: 'users/ada/avatar.bin' }))), {
+      name: 'NoSuchKey',
+      status: 404,
+    });
+    t.same(await errorOf(s3.send(new ListObjectsV2Command({ Bucket: 'nope' }))), {
+      name: 'NoSuchBucket',
+      status: 404,
+    });
+
+    const me = await sts.send(new GetCallerIdentityCommand({}));
+    t.equal(me.Account, '123456789012');
+    t.equal(me.Arn, 'arn:aws:iam::123456789012:user/twinbox', 'the key pair is the twin user’s');
+
+    const admin = new TwinAdminClient(entry.admin_url, 'admin');
+    await admin.addFault({ rate_limit: true, count: 1 });
+    t.same(await errorOf(s3.send(new ListBucketsCommand({}))), { name: 'SlowDown', status: 503 });
+    t.ok((await s3.send(new ListBucketsCommand({}))).Buckets, 'then it stops');
+
+    // Request log: the secret key never appears, nor the key id, nor the signature header.
+    const log = JSON.stringify(await admin.requests());
+    t.notOk(log.includes(entry.env_vars.AWS_SECRET_ACCESS_KEY!), 'no secret key in the log');
+    t.notOk(log.includes(entry.env_vars.AWS_ACCESS_KEY_ID!), 'no access key id in the log');
+    t.match(log, /avatars/, 'the log shows the calls');
+
+    await admin.reset();
+    t.same(
+      (await s3.send(new ListBucketsCommand({}))).Buckets?.map((b) => b.Name).sort(),
+      ['app-logs', 'app-uploads'],
+      'reset drops what the app created',
+    );
+    const again = await s3.send(new GetObjectCommand({ Bucket: 'app-uploads', Key: 'welcome.txt' }));
+    t.equal(await again.Body?.transformToString(), 'Hello from the seed', 'and brings the seed back');
+
+    await admin.seed({ buckets: [{ name: 'more', objects: { 'a.txt': 'A' } }] });
+    const more = await s3.send(new GetObjectCommand({ Bucket: 'more', Key: 'a.txt' }));
+    t.equal(await more.Body?.transformToString(), 'A', 'POST /seed adds buckets and objects');
+  },
+);
+
+t.test('aws twin: state and credentials survive a restart', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['aws'], { adminToken: 'admin', seeds: { aws: seed } })).aws!;
+  useEnv(t, entry.env_vars);
+  const { s3 } = clients(t);
+  await s3.send(new PutObjectCommand({ Bucket: 'app-logs', Key: '2026/11/23.log', Body: 'deploy ok\n' }));
+
+  await host.stop('sb');
+  await host.restore(['sb']);
+  const restored = host.get('sb')?.aws;
+  t.ok(restored, 'the instance comes back from its state file');
+  t.equal(restored!.env_vars.AWS_SECRET_ACCESS_KEY, entry.env_vars.AWS_SECRET_ACCESS_KEY, 'same key pair');
+  useEnv(t, restored!.env_vars);
+  const { s3: after } = clients(t);
+  const log = await after.send(new GetObjectCommand({ Bucket: 'app-logs', Key: '2026/11/23.log' }));
+  t.equal(await log.Body?.transformToString(), 'deploy ok\n');
+  const buckets = await after.send(new ListBucketsCommand({}));
+  t.notOk(
+    buckets.Buckets?.some((b) => b.Name === 'emulate-default'),
+    'the engine demo bucket stays out after a restart',
+  );
+});
+
+t.test('aws twin: unknown keys and wrong secrets fail as AWS fails them', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['aws'], { adminToken: 'admin', seeds: { aws: seed } })).aws!;
+  const env = entry.env_vars;
+  useEnv(t, env);
+
+  const unknown = clients(t, {
+    accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
+    secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
+  });
+  t.same(await errorOf(unknown.s3.send(new ListBucketsCommand({}))), {
+    name: 'InvalidAccessKeyId',
+    status: 403,
+  });
+  t.same(await errorOf(unknown.sts.send(new GetCallerIdentityCommand({}))), {
+    name: 'InvalidClientTokenId',
+    status: 403,
+  });
+
+  const wrongSecret = clients(t, { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: 'x'.repeat(40) });
+  t.same(await errorOf(wrongSecret.s3.send(new ListBucketsCommand({}))), {
+    name: 'SignatureDoesNotMatch',
+    status: 403,
+  });
+  t.same(
+    await errorOf(wrongSecret.s3.send(new PutObjectCommand({ Bucket: 'app-logs', Key: 'x', Body: 'x' }))),
+    { name: 'SignatureDoesNotMatch', status: 403 },
+  );
+  t.same(await errorOf(wrongSecret.sts.send(new GetCallerIdentityCommand({}))), {
+    name: 'SignatureDoesNotMatch',
+    status: 403,
+  });
+
+  const anonymous = await fetch(`${env.AWS_ENDPOINT_URL}/app-uploads/welcome.txt`);
+  t.equal(anonymous.status, 403);
+  t.match(await anonymous.text(), /<Code>AccessDenied<\/Code>/);
+
+  // A signed request altered on the way (another body than the one signed) is refused.
+  const { s3 } = clients(t);
+  s3.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { body?: unknown };
+      request.body = 'tampered';
+      return next(args);
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'tamper' },
+  );
+  t.same(await errorOf(s3.send(new PutObjectCommand({ Bucket: 'app-logs', Key: 'x', Body: 'original' }))), {
+    name: 'XAmzContentSHA256Mismatch',
+    status: 400,
+  });
+});
+
+t.test('aws twin: seeds are checked', async (t) => {
+  t.throws(() => awsTwin.validateSeed({ buckets: [{ name: 'Bad_Bucket' }] }), /valid S3 bucket name/);
+  t.throws(() => awsTwin.validateSeed({ buckets: [{ name: 'ok-bucket', objects: { a: 1 } }] }), /aws seed/);
+  t.same(awsTwin.validateSeed(undefined), {});
+});
