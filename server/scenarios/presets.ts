@@ -21,6 +21,7 @@ export interface ScenarioPreset {
    *   pull requests), `review_comments` (comments on a pull request's diff).
    * - stripe: `customers`, `declining_customers` (customers whose default payment method is declined when
    *   a PaymentIntent is confirmed with it), `products`, `prices`, `payment_intents`.
+   * - aws: `buckets`, `objects` (in all buckets).
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
    *   `#random` and the bot user; those count only when the seed names them).
    */
@@ -435,5 +436,28 @@ export const PRESETS: readonly ScenarioPreset[] = [
       stripe: { customers: 2, declining_customers: 1, products: 1, prices: 2 },
       slack: { users: 2, channels: 1, messages: 2 },
     },
+  },
+  {
+    id: 'preset_file_uploads',
+    name: 'File uploads on S3',
+    description:
+      'An AWS account in eu-west-1 with an uploads bucket holding files of two users and an empty logs bucket, reached with the AWS SDK through AWS_ENDPOINT_URL.',
+    twins: ['aws'],
+    seed: {
+      aws: {
+        region: 'eu-west-1',
+        buckets: [
+          {
+            name: 'acme-uploads',
+            objects: {
+              'users/ada/notes.txt': 'Analytical Engine notes',
+              'users/grace/profile.json': '{"name":"Grace Hopper"}',
+            },
+          },
+          { name: 'acme-logs' },
+        ],
+      },
+    },
+    promises: { aws: { buckets: 2, objects: 2 } },
   },
 ];

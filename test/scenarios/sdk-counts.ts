@@ -1,5 +1,6 @@
 /** What the official SDKs show of a seeded twin, in the count vocabulary of presets.ts `promises`. */
 import { Octokit } from '@octokit/rest';
+import { ListBucketsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import Stripe from 'stripe';
 import { WebClient } from '@slack/web-api';
 import type { TwinEntry } from '../../server/twins/instance.ts';
@@ -96,6 +97,25 @@ export async function slackCounts(entry: TwinEntry, seed: Record<string, any>): 
   };
 }
 
+/** What the AWS SDK's S3 client lists of an AWS twin: buckets and the objects in them. */
+async function awsCounts(entry: TwinEntry): Promise<Counts> {
+  const env = entry.env_vars;
+  const s3 = new S3Client({
+    endpoint: env.AWS_ENDPOINT_URL_S3,
+    region: env.AWS_REGION,
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+  });
+  try {
+    const buckets = (await s3.send(new ListBucketsCommand({}))).Buckets ?? [];
+    let objects = 0;
+    for (const bucket of buckets)
+      objects += (await s3.send(new ListObjectsV2Command({ Bucket: bucket.Name }))).KeyCount ?? 0;
+    return { buckets: buckets.length, objects };
+  } finally {
+    s3.destroy();
+  }
+}
+
 /** The counts of one twin, measured with its SDK. */
 export function countsFor(
   twin: string,
@@ -105,5 +125,6 @@ export function countsFor(
 ): Promise<Counts> {
   if (twin === 'github') return githubCounts(entry, seed as GitHubSeed, diffs);
   if (twin === 'stripe') return stripeCounts(entry);
+  if (twin === 'aws') return awsCounts(entry);
   return slackCounts(entry, seed as Record<string, any>);
 }
