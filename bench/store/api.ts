@@ -1,7 +1,7 @@
 /**
  * The API on each store: authenticated GET /sandboxes/{id}, GET /sandboxes (a page of 20) and
  * POST /sandboxes against a Twinbox process on the embedded store and one on PostgreSQL, same machine,
- * same run. Each Twinbox runs as `npm start` does (server/main.ts, its own process); autocannon drives
+ * same run, interleaved. Each Twinbox runs as `npm start` does (server/main.ts, its own process); autocannon drives
  * it from this one. PostgreSQL is BENCH_DATABASE_URL (default: the test database on loopback), in a
  * schema made for the run and dropped after it.
  */
@@ -62,14 +62,23 @@ async function measure(options: autocannon.Options, duration: number, connection
   };
 }
 
-async function measureStore(
-  store: ApiRow['store'],
-  env: Record<string, string>,
-  duration: number,
-  connections: number,
-): Promise<ApiRow[]> {
+interface Running {
+  store: ApiRow['store'];
+  base: string;
+  headers: Record<string, string>;
+  id: string;
+  close(): Promise<void>;
+}
+
+/** A Twinbox on `store` with 20 sandboxes of the local owner's, ready to be measured. */
+async function startOn(store: ApiRow['store'], env: Record<string, string>): Promise<Running> {
   const dataDir = await mkdtemp(join(tmpdir(), 'twinbox-bench-store-'));
   const twinbox = await startTwinbox({ TWINBOX_DATA_DIR: dataDir, ...env });
+  const close = async () => {
+    twinbox.child.kill();
+    await new Promise((resolve) => twinbox.child.once('exit', resolve));
+    await rm(dataDir, { recursive: true, force: true });
+  };
   try {
     // The local owner's key, written by the first start outside production (server/bootstrap.ts).
     let key = '';
@@ -90,27 +99,66 @@ async function measureStore(
         throw new Error(`POST /sandboxes: ${created.status} ${await created.text()}`);
       id = ((await created.json()) as { sandbox_id: string }).sandbox_id;
     }
-    const rows: ApiRow[] = [];
-    const row = async (route: string, options: autocannon.Options) =>
-      rows.push({ route, store, ...(await measure(options, duration, connections)) });
-    await row('GET /sandboxes/{id}', { url: `${base}/sandboxes/${id}`, headers });
-    await row('GET /sandboxes (20 owned)', { url: `${base}/sandboxes?limit=20`, headers });
-    await row('POST /sandboxes (durable write)', {
-      url: `${base}/sandboxes`,
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ repo: 'bench/app', branch: 'main', env: { A: '1' } }),
-    });
-    return rows;
-  } finally {
-    twinbox.child.kill();
-    await new Promise((resolve) => twinbox.child.once('exit', resolve));
-    await rm(dataDir, { recursive: true, force: true });
+    return { store, base, headers, id, close };
+  } catch (error) {
+    await close();
+    throw error;
   }
 }
 
-/** Both stores, lowdb first; the PostgreSQL schema is made for the run and dropped after it. */
-export async function measureApiOnBothStores(duration: number, connections: number): Promise<ApiRow[]> {
+const routes: Array<{ route: string; options: (on: Running) => autocannon.Options }> = [
+  {
+    route: 'GET /sandboxes/{id}',
+    options: (on) => ({ url: `${on.base}/sandboxes/${on.id}`, headers: on.headers }),
+  },
+  {
+    route: 'GET /sandboxes (20 owned)',
+    options: (on) => ({ url: `${on.base}/sandboxes?limit=20`, headers: on.headers }),
+  },
+  {
+    route: 'POST /sandboxes (durable write)',
+    options: (on) => ({
+      url: `${on.base}/sandboxes`,
+      method: 'POST',
+      headers: on.headers,
+      body: JSON.stringify({ repo: 'bench/app', branch: 'main', env: { A: '1' } }),
+    }),
+  },
+];
+
+/**
+ * `SELECT 1` round trips a second over `connections` pooled connections from this process: what the
+ * database and the machine allow at best, so a reader can tell how much of a row is the store's own.
+ */
+async function selectOneRate(duration: number, connections: number): Promise<number> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: connections });
+  try {
+    let count = 0;
+    const until = performance.now() + duration * 1000;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: connections }, async () => {
+        while (performance.now() < until) {
+          await pool.query('SELECT 1');
+          count++;
+        }
+      }),
+    );
+    return count / ((performance.now() - started) / 1000);
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * Both stores, running side by side; each route is measured on lowdb and then on PostgreSQL before the
+ * next, so a change in the machine's load touches both of a pair alike. The PostgreSQL schema is made
+ * for the run and dropped after it.
+ */
+export async function measureApiOnBothStores(
+  duration: number,
+  connections: number,
+): Promise<{ rows: ApiRow[]; selectOnePerSecond: number }> {
   const admin = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   await admin.connect().catch((error: Error) => {
     throw new Error(
@@ -118,19 +166,22 @@ export async function measureApiOnBothStores(duration: number, connections: numb
     );
   });
   const schema = `twinbox_bench_${randomBytes(4).toString('hex')}`;
+  const running: Running[] = [];
   try {
     await admin.query(`CREATE SCHEMA "${schema}"`);
     const url = new URL(databaseUrl);
     url.searchParams.set('options', `-c search_path=${schema}`);
-    const lowdb = await measureStore('lowdb', {}, duration, connections);
-    const postgres = await measureStore(
-      'postgres',
-      { TWINBOX_DATABASE_URL: url.toString() },
-      duration,
-      connections,
-    );
-    return [...lowdb, ...postgres];
+    running.push(await startOn('lowdb', {}));
+    running.push(await startOn('postgres', { TWINBOX_DATABASE_URL: url.toString() }));
+    const rows: ApiRow[] = [];
+    for (const { route, options } of routes) {
+      for (const on of running) {
+        rows.push({ route, store: on.store, ...(await measure(options(on), duration, connections)) });
+      }
+    }
+    return { rows, selectOnePerSecond: await selectOneRate(duration, connections) };
   } finally {
+    for (const on of running) await on.close();
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
   }

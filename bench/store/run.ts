@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { openLowdbStore } from '../../server/store/lowdb-store.ts';
 import type { SandboxRecord } from '../../server/store/records.ts';
@@ -100,7 +101,7 @@ for (const row of [small, large]) {
 }
 console.log(`\nmean write cost at 10,000 / at 100: ${(large.mean / small.mean).toFixed(2)}x`);
 
-const api = await measureApiOnBothStores(duration, connections);
+const { rows: api, selectOnePerSecond } = await measureApiOnBothStores(duration, connections);
 console.log(
   `\nAPI on each store: ${duration}s per row, ${connections} connections, API key, ${new Date().toISOString()}\n`,
 );
@@ -113,3 +114,8 @@ for (const row of api) {
     `| ${row.route} | ${row.store} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${ratio} |`,
   );
 }
+console.log(
+  `\nBaseline, same run: ${Math.round(selectOnePerSecond)} PostgreSQL round trips a second (SELECT 1 over ${connections} pooled connections); load average ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')} at the end`,
+);
