@@ -207,6 +207,8 @@ t.test('Twinbox: malformed input to every route', async (t) => {
     violations.count(res.status);
     if (res.status >= 500) {
       violations.add({ where, input, status: res.status, body: res.body });
+    } else if (res.status >= 400 && where.startsWith('HEAD ')) {
+      // A HEAD answer never has a body (RFC 9110 §9.3.2): its status is all there is to judge.
     } else if (res.status >= 400) {
       const type = res.headers['content-type'] ?? '';
       if (/json/.test(type)) {
@@ -332,6 +334,9 @@ t.test('Twinbox: malformed input to every route', async (t) => {
       case 'session':
         return { authorization: `Bearer ${session}` };
       case 'bearer':
+        // A key that revokes itself would leave every later request of the run a 401: it gets its own key.
+        if (route.method === 'DELETE' && route.path === '/api-keys/current')
+          return { authorization: `Bearer ${rng.next() < 0.5 ? throwaway.key : session}` };
         return { authorization: `Bearer ${rng.next() < 0.5 ? user.key : session}` };
       case 'cookie':
         return { cookie: `twinbox_session=${session}` };
