@@ -21,6 +21,7 @@ export interface ScenarioPreset {
    *   pull requests), `review_comments` (comments on a pull request's diff).
    * - stripe: `customers`, `declining_customers` (customers whose default payment method is declined when
    *   a PaymentIntent is confirmed with it), `products`, `prices`, `payment_intents`.
+   * - resend: `domains`, `contacts` (in every audience), `emails`.
    * - aws: `buckets`, `objects` (in all buckets).
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
    *   `#random` and the bot user; those count only when the seed names them).
@@ -436,6 +437,37 @@ export const PRESETS: readonly ScenarioPreset[] = [
       stripe: { customers: 2, declining_customers: 1, products: 1, prices: 2 },
       slack: { users: 2, channels: 1, messages: 2 },
     },
+  },
+  {
+    id: 'preset_transactional_email',
+    name: 'Transactional email',
+    description:
+      'A Resend account with a verified sending domain, a newsletter audience of two contacts and two emails already delivered (a welcome and a receipt).',
+    twins: ['resend'],
+    seed: {
+      resend: {
+        domains: [{ name: 'mail.acme.dev', region: 'eu-west-1' }],
+        contacts: [
+          { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', audience: 'Newsletter' },
+          { email: 'grace@example.com', first_name: 'Grace', last_name: 'Hopper', audience: 'Newsletter' },
+        ],
+        emails: [
+          {
+            from: 'Acme <hello@mail.acme.dev>',
+            to: 'ada@example.com',
+            subject: 'Welcome to Acme',
+            html: '<p>Thanks for signing up.</p>',
+          },
+          {
+            from: 'Acme Billing <billing@mail.acme.dev>',
+            to: 'grace@example.com',
+            subject: 'Your receipt #1042',
+            text: 'You paid $29.00.',
+          },
+        ],
+      },
+    },
+    promises: { resend: { domains: 1, contacts: 2, emails: 2 } },
   },
   {
     id: 'preset_file_uploads',

@@ -3,6 +3,7 @@ import { Octokit } from '@octokit/rest';
 import { ListBucketsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import Stripe from 'stripe';
 import { WebClient } from '@slack/web-api';
+import { Resend } from 'resend';
 import type { TwinEntry } from '../../server/twins/instance.ts';
 import type { GitHubSeed } from '../../server/twins/github/seed.ts';
 import { stripeClient } from '../twins/helpers.ts';
@@ -97,6 +98,23 @@ export async function slackCounts(entry: TwinEntry, seed: Record<string, any>): 
   };
 }
 
+/** What resend-node lists of a Resend twin: domains, contacts of every audience, emails. */
+async function resendCounts(entry: TwinEntry): Promise<Counts> {
+  const resend = new Resend(entry.env_vars.RESEND_API_KEY, { baseUrl: entry.env_vars.RESEND_BASE_URL });
+  const must = <T>(r: { data: T | null; error: unknown }): T => {
+    if (!r.data) throw new Error(`resend: ${JSON.stringify(r.error)}`);
+    return r.data;
+  };
+  let contacts = 0;
+  for (const audience of must(await resend.audiences.list()).data)
+    contacts += must(await resend.contacts.list({ audienceId: audience.id })).data.length;
+  return {
+    domains: must(await resend.domains.list()).data.length,
+    contacts,
+    emails: must(await resend.emails.list()).data.length,
+  };
+}
+
 /** What the AWS SDK's S3 client lists of an AWS twin: buckets and the objects in them. */
 async function awsCounts(entry: TwinEntry): Promise<Counts> {
   const env = entry.env_vars;
@@ -126,5 +144,6 @@ export function countsFor(
   if (twin === 'github') return githubCounts(entry, seed as GitHubSeed, diffs);
   if (twin === 'stripe') return stripeCounts(entry);
   if (twin === 'aws') return awsCounts(entry);
+  if (twin === 'resend') return resendCounts(entry);
   return slackCounts(entry, seed as Record<string, any>);
 }
