@@ -153,7 +153,7 @@ t.test(
     const audiences = await ok(resend.audiences.list());
     const newsletter = audiences.data.find((a) => a.name === 'Newsletter')!;
     t.ok(newsletter, 'the seeded contact created its audience');
-  t.equal((await ok(resend.audiences.get(newsletter.id))).name, 'Newsletter');
+    t.equal((await ok(resend.audiences.get(newsletter.id))).name, 'Newsletter');
     const contact = await ok(
       resend.contacts.create({ audienceId: newsletter.id, email: 'grace@example.com', firstName: 'Grace' }),
     );
