@@ -184,6 +184,42 @@ t.test('subscriptions: trials, price_data, missing card, declines, bad input', a
   t.equal(await statusOf(stripe.subscriptions.retrieve('sub_missing')), 404);
 });
 
+t.test(
+  "subscriptions: default_incomplete, paid by confirming the invoice's confirmation_secret",
+  async (t) => {
+    const { stripe } = await stripeTwin(t, PRODUCTS);
+    const customer = await stripe.customers.create({ email: 'elements@example.com' });
+    const sub = await stripe.subscriptions.create({
+      customer: customer.id,
+      items: [{ price: 'price_pro_monthly' }],
+      payment_behavior: 'default_incomplete',
+      expand: ['latest_invoice.confirmation_secret'],
+    });
+    t.equal(sub.status, 'incomplete');
+    const invoice = sub.latest_invoice as Stripe.Invoice;
+    t.equal(invoice.status, 'open');
+    t.equal(invoice.confirmation_secret?.type, 'payment_intent');
+    const intentId = invoice.confirmation_secret!.client_secret.split('_secret_')[0]!;
+    const intent = await stripe.paymentIntents.retrieve(intentId);
+    t.equal(intent.amount, 2000, 'the intent is for the amount due');
+    await stripe.paymentIntents.confirm(intentId, { payment_method: 'pm_card_visa' });
+    t.equal((await stripe.invoices.retrieve(invoice.id)).status, 'paid', 'confirming it pays the invoice');
+    t.equal((await stripe.subscriptions.retrieve(sub.id)).status, 'active', 'and activates the subscription');
+    const types = (await stripe.events.list({ limit: 100 })).data.map((e) => e.type).reverse();
+    t.ok(types.indexOf('customer.subscription.created') < types.indexOf('invoice.paid'));
+    t.ok(types.includes('customer.subscription.updated'));
+
+    const { customer: paying } = await customerWithCard(stripe, 'events@example.com');
+    await stripe.subscriptions.create({ customer: paying.id, items: [{ price: 'price_pro_monthly' }] });
+    const created = await stripe.events.list({ type: 'customer.subscription.created', limit: 1 });
+    t.equal(
+      (created.data[0]!.data.object as Stripe.Subscription).status,
+      'active',
+      'paid at creation: announced as active',
+    );
+  },
+);
+
 t.test('invoices and invoice items: draft, finalize, pay, void, lines, delete', async (t) => {
   const { stripe } = await stripeTwin(t, PRODUCTS);
   const { customer } = await customerWithCard(stripe, 'inv@example.com');

@@ -171,6 +171,9 @@ export function billingDetails(given: FormObject | Record<string, unknown> = {})
 }
 
 export class StripeApi {
+  /** Told when a payment intent succeeds, however it was confirmed (billing pays the invoice behind it). */
+  onIntentSucceeded: ((intent: StripeObject) => void) | undefined;
+
   constructor(
     public state: StripeState,
     /** Receives each event; `null` for seeding, which records no events at all (they were not API calls). */
@@ -779,7 +782,8 @@ export class StripeApi {
     this.event(manual ? 'payment_intent.amount_capturable_updated' : 'payment_intent.succeeded', done, {
       idempotencyKey,
     });
-    return done;
+    if (!manual) this.onIntentSucceeded?.(done);
+    return this.find('payment_intent', pi.id);
   }
 
   capturePaymentIntent(id: string, b: FormObject = {}) {

@@ -63,7 +63,47 @@ export function formatAmount(amount: number, currency: string): string {
 type Line = Record<string, unknown> & { id: string; amount: number };
 
 export class StripeBilling {
-  constructor(private readonly api: StripeApi) {}
+  constructor(private readonly api: StripeApi) {
+    // An invoice's payment intent may be confirmed by the app itself (its `confirmation_secret`).
+    api.onIntentSucceeded = (intent) => {
+      const invoiceId = this.api.hidden(intent.id).invoice as string | undefined;
+      const invoice = invoiceId ? this.api.lookup(invoiceId) : undefined;
+      if (invoice?.status === 'open') this.markPaid(invoice.id, intent.amount as number);
+    };
+  }
+
+  /**
+   * An open invoice's `confirmation_secret` (sent only when expanded): the client secret of the payment
+   * intent it was finalized with, which an app confirms to pay it.
+   */
+  confirmationSecret(invoice: Record<string, unknown>): { client_secret: string; type: string } | null {
+    const intentId = typeof invoice.id === 'string' ? this.api.hidden(invoice.id).payment_intent : undefined;
+    const intent = typeof intentId === 'string' ? this.api.lookup(intentId) : undefined;
+    if (invoice.status !== 'open' || !intent) return null;
+    return { client_secret: String(intent.client_secret), type: 'payment_intent' };
+  }
+
+  /** The payment intent an invoice is paid through, made when it is finalized (as Stripe does). */
+  private intentFor(invoice: StripeObject, idempotencyKey?: string): StripeObject {
+    const hidden = this.api.hidden(invoice.id);
+    const existing =
+      typeof hidden.payment_intent === 'string' ? this.api.lookup(hidden.payment_intent) : undefined;
+    if (existing && ['requires_payment_method', 'requires_confirmation'].includes(String(existing.status))) {
+      return existing;
+    }
+    const intent = this.api.createPaymentIntent(
+      {
+        amount: String(invoice.amount_remaining),
+        currency: String(invoice.currency),
+        customer: String(invoice.customer),
+        description: invoice.number ? `Invoice ${String(invoice.number)}` : 'Invoice',
+      },
+      idempotencyKey,
+    );
+    hidden.payment_intent = intent.id;
+    this.api.hidden(intent.id).invoice = invoice.id;
+    return intent;
+  }
 
   // Plans (the legacy view of a price that subscription items still carry)
 
@@ -374,6 +414,7 @@ export class StripeBilling {
     const finalized = this.recompute(id);
     this.api.event('invoice.finalized', finalized, { idempotencyKey });
     if ((finalized.amount_due as number) === 0) return this.markPaid(id, 0, idempotencyKey);
+    if (finalized.collection_method === 'charge_automatically') this.intentFor(finalized, idempotencyKey);
     return finalized;
   }
 
@@ -390,7 +431,10 @@ export class StripeBilling {
     this.api.event('invoice.paid', paid, { idempotencyKey });
     this.api.event('invoice.payment_succeeded', paid, { idempotencyKey });
     const subscription = this.subscriptionOf(paid);
-    if (subscription && ['incomplete', 'past_due', 'unpaid'].includes(String(subscription.status))) {
+    const activated =
+      subscription && ['incomplete', 'past_due', 'unpaid'].includes(String(subscription.status));
+    // A subscription whose first invoice is paid while it is created gets its status from createSubscription.
+    if (subscription && activated && !this.api.hidden(subscription.id).creating) {
       const active = this.api.update(subscription.id, { status: 'active' });
       this.api.event(
         'customer.subscription.updated',
@@ -452,21 +496,11 @@ export class StripeBilling {
   }
 
   private charge(invoice: StripeObject, pm: string, idempotencyKey?: string): StripeObject {
-    const amount = invoice.amount_remaining as number;
-    const pi = this.api.createPaymentIntent(
-      {
-        amount: String(amount),
-        currency: String(invoice.currency),
-        customer: String(invoice.customer),
-        description: invoice.number ? `Invoice ${String(invoice.number)}` : 'Invoice',
-        payment_method: pm,
-      },
-      idempotencyKey,
-    );
-    this.api.hidden(invoice.id).payment_intent = pi.id;
+    const intent = this.intentFor(invoice, idempotencyKey);
     this.api.update(invoice.id, { attempted: true, attempt_count: (invoice.attempt_count as number) + 1 });
     try {
-      this.api.confirmPaymentIntent(pi.id, {}, idempotencyKey);
+      // On success onIntentSucceeded marks the invoice paid.
+      this.api.confirmPaymentIntent(intent.id, { payment_method: pm }, idempotencyKey);
     } catch (error) {
       if (error instanceof StripeError) {
         const failed = this.api.find('invoice', invoice.id);
@@ -474,7 +508,7 @@ export class StripeBilling {
       }
       throw error;
     }
-    return this.markPaid(invoice.id, amount, idempotencyKey);
+    return this.api.find('invoice', invoice.id);
   }
 
   voidInvoice(id: string) {
@@ -485,6 +519,11 @@ export class StripeBilling {
         undefined,
         'invoice_not_editable',
       );
+    }
+    const intentId = this.api.hidden(id).payment_intent;
+    const intent = typeof intentId === 'string' ? this.api.lookup(intentId) : undefined;
+    if (intent && ['requires_payment_method', 'requires_confirmation'].includes(String(intent.status))) {
+      this.api.cancelPaymentIntent(intent.id, {});
     }
     const voided = this.api.update(id, {
       status: 'void',
@@ -887,6 +926,7 @@ export class StripeBilling {
       },
       trial_start: trialEnd ? start : null,
     });
+    this.api.hidden(sub.id).creating = true;
     for (const { price, quantity, metadata: md } of items) {
       this.insertItem(sub.id, price, quantity, md, { start, end: periodEnd });
     }
@@ -898,12 +938,8 @@ export class StripeBilling {
       !!trialEnd,
       idempotencyKey,
     );
-    let status: string;
-    if (trialEnd) status = 'trialing';
-    else if (collection === 'send_invoice') status = 'active';
-    else status = (invoice.status as string) === 'paid' ? 'active' : 'incomplete';
-    let created = this.api.update(sub.id, { latest_invoice: invoice.id, status });
-    this.api.event('customer.subscription.created', created, { idempotencyKey });
+    this.api.update(sub.id, { latest_invoice: invoice.id });
+    // Paid before the subscription is announced, so customer.subscription.created carries the outcome.
     if (chargeNow && invoice.status === 'open' && behavior !== 'default_incomplete' && pm) {
       try {
         this.charge(invoice, pm, idempotencyKey);
@@ -911,8 +947,12 @@ export class StripeBilling {
         // allow_incomplete: the subscription stays `incomplete` with its open invoice, as on Stripe.
         if (!(error instanceof StripeError)) throw error;
       }
-      created = this.api.find('subscription', sub.id);
     }
+    const paid = this.api.find('invoice', invoice.id).status === 'paid';
+    const status = trialEnd ? 'trialing' : collection === 'send_invoice' || paid ? 'active' : 'incomplete';
+    const created = this.api.update(sub.id, { status });
+    delete this.api.hidden(sub.id).creating;
+    this.api.event('customer.subscription.created', created, { idempotencyKey });
     return created;
   }
 

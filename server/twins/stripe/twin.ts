@@ -301,11 +301,16 @@ class StripeTwin implements TwinDriver {
     };
   }
 
-  /** Fields Stripe sends only when expanded: a checkout session's `line_items`. */
-  private readonly computed = (object: Record<string, unknown>, field: string): unknown =>
-    object.object === 'checkout.session' && field === 'line_items' && typeof object.id === 'string'
-      ? this.services.checkout.lineItemsList(object.id)
-      : undefined;
+  /** Fields Stripe sends only when expanded: a session's `line_items`, an invoice's `confirmation_secret`. */
+  private readonly computed = (object: Record<string, unknown>, field: string): unknown => {
+    if (object.object === 'checkout.session' && field === 'line_items' && typeof object.id === 'string') {
+      return this.services.checkout.lineItemsList(object.id);
+    }
+    if (object.object === 'invoice' && field === 'confirmation_secret') {
+      return this.services.billing.confirmationSecret(object);
+    }
+    return undefined;
+  };
 
   /** `PUT /_twinbox/public_url {url}`: the base URL browsers reach this twin on (checkout pages). */
   readonly adminRoutes = async (method: string, subpath: string, body: unknown) => {
