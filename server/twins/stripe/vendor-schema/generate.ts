@@ -345,7 +345,11 @@ function convertObject(type: ts.Type, depth: number): Schema {
   const all = checker.getPropertiesOfType(type);
   const perType = all.filter((p) => otherPaymentMethodTypes.has(p.getName())).length >= 10;
   for (const property of all) {
-    if (perType && otherPaymentMethodTypes.has(property.getName()) && property.getFlags() & ts.SymbolFlags.Optional) {
+    if (
+      perType &&
+      otherPaymentMethodTypes.has(property.getName()) &&
+      property.getFlags() & ts.SymbolFlags.Optional
+    ) {
       continue;
     }
     const declaration = property.valueDeclaration ?? property.declarations?.[0];
