@@ -23,6 +23,7 @@ export interface ScenarioPreset {
    *   a PaymentIntent is confirmed with it), `products`, `prices`, `payment_intents`.
    * - resend: `domains`, `contacts` (in every audience), `emails`.
    * - aws: `buckets`, `objects` (in all buckets).
+   * - okta: `users`, `groups` (not the built-in `Everyone`), `memberships` (in those groups).
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
    *   `#random` and the bot user; those count only when the seed names them).
    */
@@ -491,5 +492,32 @@ export const PRESETS: readonly ScenarioPreset[] = [
       },
     },
     promises: { aws: { buckets: 2, objects: 2 } },
+  },
+  {
+    id: 'preset_identity_directory',
+    name: 'Company directory on Okta',
+    description:
+      'An Okta org with four people (one of them suspended) in an Engineering and a Support group, and an OIDC app for the deployed app to sign people in with.',
+    twins: ['okta'],
+    seed: {
+      okta: {
+        users: [
+          { login: 'ada@acme.example.com', first_name: 'Ada', last_name: 'Lovelace' },
+          { login: 'grace@acme.example.com', first_name: 'Grace', last_name: 'Hopper' },
+          { login: 'linus@acme.example.com', first_name: 'Linus', last_name: 'Torvalds' },
+          { login: 'mallory@acme.example.com', first_name: 'Mallory', last_name: 'Moe', status: 'SUSPENDED' },
+        ],
+        groups: [
+          {
+            name: 'Engineering',
+            description: 'Builds the product',
+            members: ['ada@acme.example.com', 'grace@acme.example.com', 'linus@acme.example.com'],
+          },
+          { name: 'Support', description: 'Answers customers', members: ['grace@acme.example.com'] },
+        ],
+        redirect_uris: ['http://localhost:3000/authorization-code/callback'],
+      },
+    },
+    promises: { okta: { users: 4, groups: 2, memberships: 4 } },
   },
 ];

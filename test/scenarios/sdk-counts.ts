@@ -1,6 +1,7 @@
 /** What the official SDKs show of a seeded twin, in the count vocabulary of presets.ts `promises`. */
 import { Octokit } from '@octokit/rest';
 import { ListBucketsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import * as okta from '@okta/okta-sdk-nodejs';
 import Stripe from 'stripe';
 import { WebClient } from '@slack/web-api';
 import { Resend } from 'resend';
@@ -134,6 +135,29 @@ async function awsCounts(entry: TwinEntry): Promise<Counts> {
   }
 }
 
+/** What okta-sdk-nodejs lists of an Okta twin: users, groups other than the built-in ones, their members. */
+async function oktaCounts(entry: TwinEntry): Promise<Counts> {
+  const client = new okta.Client({
+    orgUrl: entry.env_vars.OKTA_CLIENT_ORGURL,
+    token: entry.env_vars.OKTA_CLIENT_TOKEN,
+    cacheMiddleware: null,
+  } as ConstructorParameters<typeof okta.Client>[0]);
+  const list = async <T>(collection: { each(fn: (item: T) => void): Promise<unknown> }) => {
+    const items: T[] = [];
+    await collection.each((item) => void items.push(item));
+    return items;
+  };
+  const groups = (await list<okta.Group>(await client.groupApi.listGroups())).filter(
+    (g) => g.type !== 'BUILT_IN',
+  );
+  let memberships = 0;
+  for (const group of groups)
+    memberships += (await list<okta.User>(await client.groupApi.listGroupUsers({ groupId: group.id! })))
+      .length;
+  const users = await list<okta.User>(await client.userApi.listUsers());
+  return { users: users.length, groups: groups.length, memberships };
+}
+
 /** The counts of one twin, measured with its SDK. */
 export function countsFor(
   twin: string,
@@ -143,6 +167,7 @@ export function countsFor(
 ): Promise<Counts> {
   if (twin === 'github') return githubCounts(entry, seed as GitHubSeed, diffs);
   if (twin === 'stripe') return stripeCounts(entry);
+  if (twin === 'okta') return oktaCounts(entry);
   if (twin === 'aws') return awsCounts(entry);
   if (twin === 'resend') return resendCounts(entry);
   return slackCounts(entry, seed as Record<string, any>);
