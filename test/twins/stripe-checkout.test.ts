@@ -374,6 +374,40 @@ t.test(
   },
 );
 
+t.test('the page answers malformed requests with a 4xx page, never a 5xx', async (t) => {
+  const { stripe, entry } = await stripeTwin(t, { stripe: SEED });
+  const session = await stripe.checkout.sessions.create({
+    mode: 'payment',
+    line_items: [{ price: 'price_mug', quantity: 1 }],
+    success_url: 'https://shop.example/ok',
+  });
+  const page = session.url!;
+  const cases: Array<[string, RequestInit]> = [
+    [page, { method: 'PUT', body: 'x' }],
+    [page, { method: 'DELETE' }],
+    [page, { method: 'PATCH', body: '{}' }],
+    [page, { method: 'POST' }],
+    [
+      page,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"card_number":"4242"}' },
+    ],
+    [page, { method: 'POST', body: 'card_number[]=4242424242424242&card_number[x]=1&email[]=a' }],
+    [page, { method: 'POST', body: `email=${'a'.repeat(100_000)}&card_number=${'4'.repeat(5000)}` }],
+    [page, { method: 'POST', body: '%E0%A4%A&card_number=%00%00' }],
+    [`${entry.base_url}/c/pay/cs_test_${'x'.repeat(5000)}`, {}],
+    [`${entry.base_url}/c/pay/cs_test_abc%00`, {}],
+    [`${entry.base_url}/c/`, {}],
+    [`${entry.base_url}/c/assets/other.css`, {}],
+    [`${entry.base_url}/c/assets/checkout.css`, { method: 'POST', body: 'x' }],
+  ];
+  for (const [url, init] of cases) {
+    const res = await fetch(url, { redirect: 'manual', ...init });
+    await res.arrayBuffer();
+    t.ok(res.status >= 400 && res.status < 500, `${init.method ?? 'GET'} ${url.slice(-40)} → ${res.status}`);
+  }
+  t.equal((await stripe.checkout.sessions.retrieve(session.id)).status, 'open', 'nothing paid the session');
+});
+
 t.test('every Stripe response in these tests matched the vendored description', async (t) => {
   const stripeChecks = checked.filter((r) => r.twin === 'stripe');
   t.ok(stripeChecks.length > 15, `${stripeChecks.length} responses checked`);
