@@ -153,12 +153,10 @@ t.test('bad input is a 4xx with detail, never a 500', async (t) => {
 
 t.test('the catalog lists the twins the host can start, with their variables', async (t) => {
   const { builtInCatalog } = await import('../../server/twins/catalog.ts');
-  t.same(
-    builtInCatalog.list().map((e) => e.name),
-    ['github', 'stripe', 'slack'],
-  );
+  const names = builtInCatalog.list().map((e) => e.name);
+  t.same(names.slice(0, 3), ['github', 'stripe', 'slack'], 'the first three, then the issue 13 twins');
   const { host } = await tempHost(t);
-  const twins = await host.start('all', ['github', 'stripe', 'slack'], { adminToken: 'tok' });
+  const twins = await host.start('all', names, { adminToken: 'tok' });
   for (const entry of builtInCatalog.list()) {
     t.same(
       Object.keys(twins[entry.name]!.env_vars).sort(),
@@ -166,5 +164,5 @@ t.test('the catalog lists the twins the host can start, with their variables', a
       `${entry.name} variables match`,
     );
   }
-  t.equal(new Set(Object.values(twins).map((e) => e.base_url)).size, 3, 'one port per instance');
+  t.equal(new Set(Object.values(twins).map((e) => e.base_url)).size, names.length, 'one port per instance');
 });
