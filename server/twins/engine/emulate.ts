@@ -190,6 +190,25 @@ const UNMATCHED = 'x-twinbox-unmatched';
 function priorityRoutes(app: HonoLike): EngineApp {
   const priority = new (app.constructor as new () => HonoLike)();
   const outer = new WeakMap<Request, HonoContext>();
+  // The paths registered, as expressions: most requests match none and skip the second app entirely.
+  const paths: RegExp[] = [];
+  const recorded = (method: 'get' | 'post' | 'delete') => {
+    const register = priority[method].bind(priority);
+    return (path: string, handler: EngineHandler) => {
+      const source = path
+        .split('/')
+        .map((part) =>
+          part.startsWith(':')
+            ? part.endsWith('{.+}')
+              ? '.+'
+              : '[^/]+'
+            : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+        )
+        .join('/');
+      paths.push(new RegExp(`^${source}$`));
+      return register(path, handler);
+    };
+  };
   priority.notFound(() => new Response(null, { status: 404, headers: { [UNMATCHED]: '1' } }));
   priority.use('*', async (c, next) => {
     const from = outer.get(c.req.raw);
@@ -200,12 +219,19 @@ function priorityRoutes(app: HonoLike): EngineApp {
     await next();
   });
   app.use('*', async (c, next) => {
+    const path = new URL(c.req.url).pathname;
+    if (!paths.some((p) => p.test(path))) return next();
     outer.set(c.req.raw, c);
     const response = await priority.fetch(c.req.raw);
     if (response.headers.has(UNMATCHED)) return next();
     return response;
   });
-  return priority;
+  return {
+    fetch: (r) => priority.fetch(r),
+    get: recorded('get'),
+    post: recorded('post'),
+    delete: recorded('delete'),
+  };
 }
 
 function plugin(service: EngineService): Promise<PluginModule> {

@@ -118,11 +118,14 @@ interface Route {
 
 export class GitHubFidelity {
   private readonly routes: Route[];
+  /** A URL of the twin with `[` or `]` in it (a bot's login), as it appears in JSON text. */
+  private readonly bracketedUrl: RegExp;
 
   constructor(
     private readonly engine: Engine,
     private readonly baseUrl: string,
   ) {
+    this.bracketedUrl = new RegExp(`${baseUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[^"\\s]*[[\\]]`);
     const repoApi = (m: RegExpExecArray) => `${baseUrl}/repos/${m[1]}/${m[2]}`;
     const R = (method: string, path: string, fix: Route['fix'], status?: Route['status']): Route => ({
       method,
@@ -210,12 +213,21 @@ export class GitHubFidelity {
     if (!/json/i.test(response.headers.get('content-type') ?? '')) return response;
     const path = new URL(request.url).pathname;
     const route = this.routes.find((r) => r.method === request.method && r.pattern.test(path));
-    const text = await response.clone().text();
+    // Reading the body costs more than all the rest: only when there may be something to change. Bot
+    // logins (brackets) exist only once a GitHub App is seeded.
+    if (!route && response.status < 400 && !this.hasApps()) return response;
+    const text = await response.text();
+    const headers = new Headers(response.headers);
+    headers.delete('content-length');
+    // Most answers need nothing: no fix for the operation, no error, no bracketed login in a URL.
+    if (!route && response.status < 400 && !this.bracketedUrl.test(text)) {
+      return new Response(text, { status: response.status, headers });
+    }
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      return response;
+      return new Response(text, { status: response.status, headers });
     }
     let status = response.status;
     if (route && status < 300) body = await route.fix(body, route.pattern.exec(path)!, request);
@@ -231,9 +243,11 @@ export class GitHubFidelity {
       body.status ??= String(status);
     }
     body = encodeBrackets(body, this.baseUrl);
-    const headers = new Headers(response.headers);
-    headers.delete('content-length');
     return new Response(JSON.stringify(body), { status, headers });
+  }
+
+  private hasApps(): boolean {
+    return this.engine.store.collection('github.apps', ['slug']).all().length > 0;
   }
 
   private checkRuns(body: unknown): unknown {

@@ -20,6 +20,31 @@ const AVATAR_SIZES = [24, 32, 48, 72, 192, 512] as const;
 /** The icon a workspace without one of its own shows (Slack's default team avatar). */
 const TEAM_ICON = 'https://a.slack-edge.com/80588/img/avatars-teams/ava_0001';
 
+/** The methods whose answers this layer changes (the cases of `fix`); others pass untouched. */
+const FIXED = new Set([
+  'users.list',
+  'users.info',
+  'users.lookupByEmail',
+  'users.profile.get',
+  'team.info',
+  'conversations.list',
+  'conversations.info',
+  'conversations.create',
+  'conversations.join',
+  'conversations.open',
+  'conversations.rename',
+  'conversations.unarchive',
+  'conversations.setTopic',
+  'conversations.setPurpose',
+  'conversations.invite',
+  'conversations.history',
+  'conversations.replies',
+  'chat.postMessage',
+  'chat.update',
+  'chat.meMessage',
+  'reactions.get',
+]);
+
 const seconds = (iso: unknown) =>
   typeof iso === 'string' && !Number.isNaN(Date.parse(iso)) ? Math.floor(Date.parse(iso) / 1000) : 0;
 
@@ -50,13 +75,20 @@ export class SlackFidelity {
     return this.engine.store.collection<EngineRecord>(name, index);
   }
 
+  /** Whether `finish` may change the answer to a request for `pathname` (and so reads its parameters). */
+  changes(pathname: string): boolean {
+    return FIXED.has(/^\/api\/([\w.]+)$/.exec(pathname)?.[1] ?? '');
+  }
+
   /**
    * The response Slack would give for a Web API call, from the engine's. `caller` is the calling user's
    * id (threads say whether they follow them).
    */
   async finish(request: Request, response: Response, caller: string | undefined): Promise<Response> {
     const method = /^\/api\/([\w.]+)$/.exec(new URL(request.url).pathname)?.[1];
-    if (!method || !/json/i.test(response.headers.get('content-type') ?? '')) return response;
+    if (!method || !FIXED.has(method) || !/json/i.test(response.headers.get('content-type') ?? '')) {
+      return response;
+    }
     let body: unknown;
     try {
       body = await response.clone().json();

@@ -329,8 +329,8 @@ class SlackTwin implements TwinDriver {
       const test = searchParams.get('test') ?? form.get('test');
       return this.revocations.revoke(this.engine, token, test === 'true' || test === '1');
     }
-    // The engine reads the body; the copy keeps the parameters for the answer's fixes.
-    const copy = request.clone();
+    // The engine reads the body; a copy keeps the parameters for the answer's fixes.
+    const copy = this.fidelity.changes(pathname) ? request.clone() : request;
     const response = await this.engine.app.fetch(request);
     return this.fidelity.finish(copy, response, token && this.userIdOf(token));
   }
