@@ -208,6 +208,14 @@ t.test(
     const types = (await stripe.events.list({ limit: 100 })).data.map((e) => e.type).reverse();
     t.ok(types.indexOf('customer.subscription.created') < types.indexOf('invoice.paid'));
     t.ok(types.includes('customer.subscription.updated'));
+    const subscriptionEvents = await stripe.events.list({ type: 'customer.subscription.*', limit: 100 });
+    t.ok(subscriptionEvents.data.length >= 2);
+    t.ok(
+      subscriptionEvents.data.every((e) => e.type.startsWith('customer.subscription.')),
+      'type takes a * wildcard',
+    );
+    const two = await stripe.events.list({ types: ['invoice.paid', 'invoice.finalized'], limit: 100 });
+    t.same([...new Set(two.data.map((e) => e.type))].sort(), ['invoice.finalized', 'invoice.paid']);
 
     const { customer: paying } = await customerWithCard(stripe, 'events@example.com');
     await stripe.subscriptions.create({ customer: paying.id, items: [{ price: 'price_pro_monthly' }] });

@@ -136,7 +136,14 @@ export const ROUTES: Route[] = [
   [
     'GET',
     path('/v1/events'),
-    (s, _m, _b, q) => s.api.list('event', q, '/v1/events', (e) => !q.get('type') || e.type === q.get('type')),
+    (s, _m, _b, q) => {
+      // `type` may end in `*` (`customer.*`); `types[]` names several.
+      const wanted = [q.get('type'), ...[...q].filter(([k]) => /^types\[\d*\]$/.test(k)).map(([, v]) => v)];
+      const patterns = wanted.filter((w): w is string => !!w);
+      const matches = (type: string) =>
+        patterns.some((p) => (p.endsWith('*') ? type.startsWith(p.slice(0, -1)) : type === p));
+      return s.api.list('event', q, '/v1/events', (e) => !patterns.length || matches(String(e.type)));
+    },
   ],
   ['GET', path('/v1/events/{id}'), (s, m) => s.api.get('event', m[1]!)],
 ];
