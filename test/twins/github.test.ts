@@ -369,6 +369,8 @@ t.test('github twin: what apps call — repositories, branches and commits', asy
 t.test('github twin: what apps call — commit statuses', async (t) => {
   const { gh, octokit, repo } = await appTwin(t);
   const { commit_sha: sha } = await gh.pushFiles({ ...repo, branch: 'fix', files: { 'fix.txt': 'fixed' } });
+  const receiver = await webhookReceiver(t);
+  await gh.setWebhookTarget({ url: receiver.url, secret: 'status-secret' });
   const status = await octokit.repos.createCommitStatus({
     ...repo,
     sha,
@@ -380,6 +382,16 @@ t.test('github twin: what apps call — commit statuses', async (t) => {
   t.equal(status.status, 201);
   t.equal(status.data.state, 'pending');
   t.equal(status.data.target_url, 'http://127.0.0.1:9999/logs');
+  let event = await receiver.next();
+  while (event.headers['x-github-event'] !== 'status') event = await receiver.next();
+  t.match(JSON.parse(event.body), {
+    sha,
+    state: 'pending',
+    context: 'twinbox/sandbox',
+    target_url: 'http://127.0.0.1:9999/logs',
+    branches: [{ name: 'fix' }],
+    repository: { full_name: 'octocat/shop' },
+  });
   await octokit.repos.createCommitStatus({ ...repo, sha, state: 'success', context: 'twinbox/sandbox' });
   await octokit.repos.createCommitStatus({ ...repo, sha, state: 'failure', context: 'ci/lint' });
   const statuses = await octokit.repos.listCommitStatusesForRef({ ...repo, ref: sha });
