@@ -22,6 +22,7 @@ export interface ScenarioPreset {
    * - stripe: `customers`, `declining_customers` (customers whose default payment method is declined when
    *   a PaymentIntent is confirmed with it), `products`, `prices`, `payment_intents`.
    * - resend: `domains`, `contacts` (in every audience), `emails`.
+   * - twilio: `phone_numbers`, `verify_services` (both with the twin's default number and service).
    * - aws: `buckets`, `objects` (in all buckets).
    * - okta: `users`, `groups` (not the built-in `Everyone`), `memberships` (in those groups).
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
@@ -469,6 +470,23 @@ export const PRESETS: readonly ScenarioPreset[] = [
       },
     },
     promises: { resend: { domains: 1, contacts: 2, emails: 2 } },
+  },
+  {
+    id: 'preset_sms_verification',
+    name: 'SMS sign-in codes',
+    description:
+      'A Twilio account with two SMS numbers (alerts and support) and a Verify service for sign-in codes whose test code is 424242, beside the default number and Verify service.',
+    twins: ['twilio'],
+    seed: {
+      twilio: {
+        phone_numbers: [
+          { phone_number: '+15005550006', friendly_name: 'Alerts' },
+          { phone_number: '+15005550007', friendly_name: 'Support' },
+        ],
+        verify_services: [{ friendly_name: 'Acme sign-in', code: '424242' }],
+      },
+    },
+    promises: { twilio: { phone_numbers: 3, verify_services: 2 } },
   },
   {
     id: 'preset_file_uploads',

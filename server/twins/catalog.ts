@@ -1,10 +1,10 @@
 import { githubTwin } from './github/twin.ts';
 import { slackTwin } from './slack/twin.ts';
 import { stripeTwin } from './stripe/twin.ts';
-import { oktaTwin } from './okta/twin.ts';
 import { awsTwin } from './aws/twin.ts';
 import { oktaTwin } from './okta/twin.ts';
 import { resendTwin } from './resend/twin.ts';
+import { twilioTwin } from './twilio/twin.ts';
 
 /**
  * The twin catalog: the names `POST /sandboxes` accepts in `twins` and `GET /twins` lists.
@@ -35,7 +35,7 @@ export function createCatalog(entries: TwinCatalogEntry[]): TwinCatalog {
  * (github: @octokit/rest, stripe: stripe, slack: @slack/web-api).
  */
 export const builtInCatalog: TwinCatalog = createCatalog(
-  [githubTwin, stripeTwin, slackTwin, resendTwin, awsTwin, oktaTwin, oktaTwin].map((f) => ({
+  [githubTwin, stripeTwin, slackTwin, resendTwin, twilioTwin, awsTwin, oktaTwin].map((f) => ({
     name: f.name,
     description: f.description,
     env_vars: [...f.envVarNames],

@@ -2,12 +2,12 @@ import type { TwinFactory } from './driver.ts';
 import { githubTwin } from './github/twin.ts';
 import { slackTwin } from './slack/twin.ts';
 import { stripeTwin } from './stripe/twin.ts';
-import { oktaTwin } from './okta/twin.ts';
 import { awsTwin } from './aws/twin.ts';
 import { oktaTwin } from './okta/twin.ts';
 import { resendTwin } from './resend/twin.ts';
+import { twilioTwin } from './twilio/twin.ts';
 
 /** Every twin implementation, by name. The catalog lists those that pass their SDK tests. */
 export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
-  [githubTwin, stripeTwin, slackTwin, resendTwin, awsTwin, oktaTwin, oktaTwin].map((f) => [f.name, f]),
+  [githubTwin, stripeTwin, slackTwin, resendTwin, twilioTwin, awsTwin, oktaTwin].map((f) => [f.name, f]),
 );

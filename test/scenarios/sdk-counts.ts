@@ -5,6 +5,7 @@ import * as okta from '@okta/okta-sdk-nodejs';
 import Stripe from 'stripe';
 import { WebClient } from '@slack/web-api';
 import { Resend } from 'resend';
+import twilio from 'twilio';
 import type { TwinEntry } from '../../server/twins/instance.ts';
 import type { GitHubSeed } from '../../server/twins/github/seed.ts';
 import { stripeClient } from '../twins/helpers.ts';
@@ -116,6 +117,27 @@ async function resendCounts(entry: TwinEntry): Promise<Counts> {
   };
 }
 
+/** What twilio-node lists of a Twilio twin (its httpClient sends product hosts to TWILIO_BASE_URL). */
+async function twilioCounts(entry: TwinEntry): Promise<Counts> {
+  const env = entry.env_vars;
+  const base = env.TWILIO_BASE_URL!;
+  class TwinRequestClient extends twilio.RequestClient {
+    override request<TData>(opts: Parameters<typeof twilio.RequestClient.prototype.request<TData>>[0]) {
+      const uri = new URL(opts.uri);
+      const product = uri.hostname.split('.')[0];
+      opts.uri = `${base}${product === 'api' ? '' : `/${product}`}${uri.pathname}${uri.search}`;
+      return super.request<TData>(opts);
+    }
+  }
+  const client = twilio(env.TWILIO_ACCOUNT_SID, env.TWILIO_AUTH_TOKEN, {
+    httpClient: new TwinRequestClient(),
+  });
+  return {
+    phone_numbers: (await client.incomingPhoneNumbers.list()).length,
+    verify_services: (await client.verify.v2.services.list()).length,
+  };
+}
+
 /** What the AWS SDK's S3 client lists of an AWS twin: buckets and the objects in them. */
 async function awsCounts(entry: TwinEntry): Promise<Counts> {
   const env = entry.env_vars;
@@ -170,5 +192,6 @@ export function countsFor(
   if (twin === 'okta') return oktaCounts(entry);
   if (twin === 'aws') return awsCounts(entry);
   if (twin === 'resend') return resendCounts(entry);
+  if (twin === 'twilio') return twilioCounts(entry);
   return slackCounts(entry, seed as Record<string, any>);
 }

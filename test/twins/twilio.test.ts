@@ -1,0 +1,191 @@
+import t from 'tap';
+import twilio from 'twilio';
+import { TwinAdminClient } from '../../server/twins/admin-client.ts';
+import { TwinHost } from '../../server/twins/host.ts';
+import { tempDir, tempHost } from './helpers.ts';
+
+/**
+ * twilio-node has no base-URL setting; an app points it at the twin with an httpClient that sends
+ * https://<product>.twilio.com/<path> to TWILIO_BASE_URL (api -> /, verify -> /verify, ...), as docs/twins.md shows.
+ */
+class TwinRequestClient extends twilio.RequestClient {
+  constructor(private readonly base: string) {
+    super();
+  }
+  override request<TData>(opts: Parameters<typeof twilio.RequestClient.prototype.request<TData>>[0]) {
+    const uri = new URL(opts.uri);
+    const product = uri.hostname.split('.')[0];
+    opts.uri = `${this.base}${product === 'api' ? '' : `/${product}`}${uri.pathname}${uri.search}`;
+    return super.request<TData>(opts);
+  }
+}
+
+function twilioClient(
+  env: Record<string, string>,
+  user = env.TWILIO_ACCOUNT_SID!,
+  password = env.TWILIO_AUTH_TOKEN!,
+) {
+  return twilio(user, password, {
+    accountSid: env.TWILIO_ACCOUNT_SID,
+    httpClient: new TwinRequestClient(env.TWILIO_BASE_URL!),
+  });
+}
+
+async function restError(call: Promise<unknown>): Promise<{ status?: number; code?: number }> {
+  try {
+    await call;
+  } catch (error) {
+    return error as { status?: number; code?: number };
+  }
+  throw new Error('the call succeeded');
+}
+
+t.test('twilio twin: SMS and Verify through twilio-node', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (
+    await host.start('sb', ['twilio'], {
+      adminToken: 'admin',
+      seeds: { twilio: { phone_numbers: [{ phone_number: '+15005550006', friendly_name: 'Alerts' }] } },
+    })
+  ).twilio!;
+  const env = entry.env_vars;
+  t.match(env.TWILIO_ACCOUNT_SID, /^AC[0-9a-f]{32}$/);
+  t.match(env.TWILIO_AUTH_TOKEN, /^[0-9a-f]{32}$/);
+  const client = twilioClient(env);
+
+  const account = await client.api.v2010.accounts(env.TWILIO_ACCOUNT_SID!).fetch();
+  t.equal(account.sid, env.TWILIO_ACCOUNT_SID);
+  const numbers = await client.incomingPhoneNumbers.list();
+  t.ok(
+    numbers.some((n) => n.phoneNumber === '+15005550006'),
+    'the seeded number is listed',
+  );
+
+  const message = await client.messages.create({
+    from: env.TWILIO_PHONE_NUMBER!,
+    to: '+15550001111',
+    body: 'Your sandbox is ready',
+  });
+  t.match(message.sid, /^SM[0-9a-f]{32}$/);
+  t.equal(message.body, 'Your sandbox is ready');
+  const fetched = await client.messages(message.sid).fetch();
+  t.equal(fetched.to, '+15550001111');
+  const sent = await client.messages.list({ to: '+15550001111' });
+  t.same(
+    sent.map((m) => m.sid),
+    [message.sid],
+  );
+
+  // The SMS one-time-code loop, with the Verify service of TWILIO_VERIFY_SERVICE_SID.
+  const verify = client.verify.v2.services(env.TWILIO_VERIFY_SERVICE_SID!);
+  const verification = await verify.verifications.create({ to: '+15550002222', channel: 'sms' });
+  t.equal(verification.status, 'pending');
+  const wrong = await verify.verificationChecks.create({ to: '+15550002222', code: '000000' });
+  t.equal(wrong.status, 'pending', 'a wrong code does not approve');
+  const right = await verify.verificationChecks.create({ to: '+15550002222', code: '123456' });
+  t.equal(right.status, 'approved');
+
+  // An API key pair works as Twilio documents: twilio(apiKey, apiSecret, { accountSid }).
+  const byKey = twilioClient(env, env.TWILIO_API_KEY, env.TWILIO_API_SECRET);
+  t.equal((await byKey.messages.list()).length, 1);
+
+  const missing = await restError(client.messages('SM' + '1'.repeat(32)).fetch());
+  t.equal(missing.status, 404);
+
+  const admin = new TwinAdminClient(entry.admin_url, 'admin');
+  const log = JSON.stringify(await admin.requests());
+  t.match(log, /Your sandbox is ready/);
+  t.notOk(log.includes(env.TWILIO_AUTH_TOKEN!), 'the auth token is not logged');
+  t.notOk(log.includes(env.TWILIO_API_SECRET!), 'nor the API secret');
+
+  await admin.addFault({ rate_limit: true, count: 1 });
+  t.match(await restError(client.messages.list()), { status: 429, code: 20429 });
+});
+
+t.test('twilio twin: wrong, unknown and public example credentials are 401 code 20003', async (t) => {
+  const { host } = await tempHost(t);
+  const env = (await host.start('sb', ['twilio'], { adminToken: 'admin' })).twilio!.env_vars;
+  t.match(await restError(twilioClient(env, env.TWILIO_ACCOUNT_SID, 'f'.repeat(32)).messages.list()), {
+    status: 401,
+    code: 20003,
+  });
+  t.match(await restError(twilioClient(env, `AC${'1'.repeat(32)}`, env.TWILIO_AUTH_TOKEN).messages.list()), {
+    status: 401,
+    code: 20003,
+  });
+  // The engine's published defaults (its README) are not credentials of a twin.
+  t.match(
+    await restError(twilioClient(env, env.TWILIO_ACCOUNT_SID, 'twilio_test_auth_token').messages.list()),
+    {
+      status: 401,
+    },
+  );
+  t.match(
+    await restError(twilioClient(env, `SK${'0'.repeat(32)}`, 'twilio_test_api_secret').messages.list()),
+    { status: 401 },
+  );
+  const anonymous = await fetch(
+    `${env.TWILIO_BASE_URL}/2010-04-01/Accounts/${env.TWILIO_ACCOUNT_SID}/Messages.json`,
+  );
+  t.equal(anonymous.status, 401);
+  t.match(await anonymous.json(), { code: 20003, message: 'Authenticate' });
+});
+
+t.test(
+  'twilio twin: state survives a restart; reset returns to the seed; bad seeds are refused',
+  async (t) => {
+    const dataDir = await tempDir(t);
+    const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+    const before = (await first.start('sb', ['twilio'], { adminToken: 'admin' })).twilio!;
+    const message = await twilioClient(before.env_vars).messages.create({
+      from: before.env_vars.TWILIO_PHONE_NUMBER!,
+      to: '+15550003333',
+      body: 'kept',
+    });
+    await first.close();
+
+    const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+    t.teardown(() => second.close());
+    await second.restore(['sb']);
+    const after = second.get('sb')!.twilio!;
+    t.equal(after.env_vars.TWILIO_AUTH_TOKEN, before.env_vars.TWILIO_AUTH_TOKEN, 'credentials survive');
+    const client = twilioClient(after.env_vars);
+    t.equal((await client.messages(message.sid).fetch()).body, 'kept');
+    t.equal(
+      (
+        await restError(
+          twilioClient(after.env_vars, `SK${'0'.repeat(32)}`, 'twilio_test_api_secret').messages.list(),
+        )
+      ).status,
+      401,
+      'the engine key stays gone after a restart',
+    );
+
+    const admin = new TwinAdminClient(after.admin_url, 'admin');
+    await admin.seed({ phone_numbers: [{ phone_number: '+15005550009' }] });
+    t.ok((await client.incomingPhoneNumbers.list()).some((n) => n.phoneNumber === '+15005550009'));
+    await admin.reset();
+    t.same(await client.messages.list(), [], 'reset drops sent messages');
+    t.notOk((await client.incomingPhoneNumbers.list()).some((n) => n.phoneNumber === '+15005550009'));
+    t.equal(
+      (
+        await restError(
+          twilioClient(after.env_vars, `SK${'0'.repeat(32)}`, 'twilio_test_api_secret').messages.list(),
+        )
+      ).status,
+      401,
+      'nor after a reset',
+    );
+    t.ok(
+      await twilioClient(
+        after.env_vars,
+        after.env_vars.TWILIO_API_KEY,
+        after.env_vars.TWILIO_API_SECRET,
+      ).messages.list(),
+    );
+    await t.rejects(
+      admin.seed({ phone_numbers: [{ phone_number: '555-1234' }] }),
+      /twilio seed: "phone_numbers\[0\]\.phone_number"/,
+    );
+  },
+);
