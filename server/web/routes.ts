@@ -64,6 +64,25 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
       return (await web.current(request)) ? h.redirect(safeNext(query.next)) : undefined;
     };
 
+    /** The code step of sign-in and of sign-up: signed in and on to `next`, or the code page again with why. */
+    const codeStep = async (
+      request: Request,
+      h: ResponseToolkit,
+      flow: 'login' | 'signup',
+      verify: (email: string, code: string) => Promise<{ token: string }>,
+    ) => {
+      web.checkForm(request);
+      const email = field(request, 'email');
+      const next = safeNext(field(request, 'next'));
+      try {
+        const result = await verify(email, field(request, 'code').trim());
+        return signIn(h, result.token, next);
+      } catch (error) {
+        const { status, detail } = refusal(error);
+        return show(h, codePage(flow, email, next, errorBox(detail)), status);
+      }
+    };
+
     server.route([
       {
         method: 'GET',
@@ -103,18 +122,8 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         method: 'POST',
         path: '/login/email/verify',
         options,
-        async handler(request, h) {
-          web.checkForm(request);
-          const email = field(request, 'email');
-          const next = safeNext(field(request, 'next'));
-          try {
-            const result = await emailAuth.verifyLogin(email, field(request, 'code').trim(), ip(request));
-            return signIn(h, result.token, next);
-          } catch (error) {
-            const { status, detail } = refusal(error);
-            return show(h, codePage('login', email, next, errorBox(detail)), status);
-          }
-        },
+        handler: (request, h) =>
+          codeStep(request, h, 'login', (email, code) => emailAuth.verifyLogin(email, code, ip(request))),
       },
       {
         method: 'GET',
@@ -168,18 +177,8 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         method: 'POST',
         path: '/signup/verify',
         options,
-        async handler(request, h) {
-          web.checkForm(request);
-          const email = field(request, 'email');
-          const next = safeNext(field(request, 'next'));
-          try {
-            const result = await emailAuth.verify(email, field(request, 'code').trim(), ip(request));
-            return signIn(h, result.token, next);
-          } catch (error) {
-            const { status, detail } = refusal(error);
-            return show(h, codePage('signup', email, next, errorBox(detail)), status);
-          }
-        },
+        handler: (request, h) =>
+          codeStep(request, h, 'signup', (email, code) => emailAuth.verify(email, code, ip(request))),
       },
       {
         method: 'POST',
