@@ -264,7 +264,12 @@ export class GitHubFidelity {
       // As the same caller, so the engine's read checks apply.
       new Request(`${repoApi}/commits/${body.commit.sha}`, { headers: request.headers }),
     );
-    if (commit.status === 200) body.commit = await commit.json();
+    if (commit.status === 200) {
+      // GitHub's branch answer carries the commit without its diff (`files`, `stats`): with them, a branch
+      // whose head adds a 20 MiB file would answer 20 MiB.
+      const { files: _files, stats: _stats, ...full } = (await commit.json()) as Record<string, unknown>;
+      body.commit = full;
+    }
     body._links ??= {
       self: `${repoApi}/branches/${encodeURIComponent(name)}`,
       html: `${this.baseUrl}/${m[1]}/${m[2]}/tree/${encodeURIComponent(name)}`,
