@@ -25,6 +25,7 @@ export interface ScenarioPreset {
    * - twilio: `phone_numbers`, `verify_services` (both with the twin's default number and service).
    * - aws: `buckets`, `objects` (in all buckets).
    * - okta: `users`, `groups` (not the built-in `Everyone`), `memberships` (in those groups).
+   * - vercel: `teams`, `projects` (in those teams), `env_vars` (of those projects).
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
    *   `#random` and the bot user; those count only when the seed names them).
    */
@@ -537,5 +538,30 @@ export const PRESETS: readonly ScenarioPreset[] = [
       },
     },
     promises: { okta: { users: 4, groups: 2, memberships: 4 } },
+  },
+  {
+    id: 'preset_vercel_team',
+    name: 'Vercel team with two projects',
+    description:
+      'A Vercel team (acme) with a Next.js web app carrying two environment variables and an API project with one, for an app that manages its deployments and settings through the Vercel REST API.',
+    twins: ['vercel'],
+    seed: {
+      vercel: {
+        teams: [{ slug: 'acme', name: 'Acme' }],
+        projects: [
+          {
+            name: 'acme-web',
+            team: 'acme',
+            framework: 'nextjs',
+            env: [
+              { key: 'NEXT_PUBLIC_SITE_URL', value: 'https://acme.dev', type: 'plain' },
+              { key: 'DATABASE_URL', value: 'postgres://acme:acme@db.acme.dev/acme', target: ['production'] },
+            ],
+          },
+          { name: 'acme-api', team: 'acme', env: [{ key: 'LOG_LEVEL', value: 'info', type: 'plain' }] },
+        ],
+      },
+    },
+    promises: { vercel: { teams: 1, projects: 2, env_vars: 3 } },
   },
 ];

@@ -5,6 +5,7 @@ import { awsTwin } from './aws/twin.ts';
 import { oktaTwin } from './okta/twin.ts';
 import { resendTwin } from './resend/twin.ts';
 import { twilioTwin } from './twilio/twin.ts';
+import { vercelTwin } from './vercel/twin.ts';
 
 /**
  * The twin catalog: the names `POST /sandboxes` accepts in `twins` and `GET /twins` lists.
@@ -35,7 +36,7 @@ export function createCatalog(entries: TwinCatalogEntry[]): TwinCatalog {
  * (github: @octokit/rest, stripe: stripe, slack: @slack/web-api).
  */
 export const builtInCatalog: TwinCatalog = createCatalog(
-  [githubTwin, stripeTwin, slackTwin, resendTwin, twilioTwin, awsTwin, oktaTwin].map((f) => ({
+  [githubTwin, stripeTwin, slackTwin, resendTwin, twilioTwin, awsTwin, oktaTwin, vercelTwin].map((f) => ({
     name: f.name,
     description: f.description,
     env_vars: [...f.envVarNames],

@@ -6,6 +6,7 @@ import Stripe from 'stripe';
 import { WebClient } from '@slack/web-api';
 import { Resend } from 'resend';
 import twilio from 'twilio';
+import { Vercel } from '@vercel/sdk';
 import type { TwinEntry } from '../../server/twins/instance.ts';
 import type { GitHubSeed } from '../../server/twins/github/seed.ts';
 import { stripeClient } from '../twins/helpers.ts';
@@ -180,6 +181,26 @@ async function oktaCounts(entry: TwinEntry): Promise<Counts> {
   return { users: users.length, groups: groups.length, memberships };
 }
 
+/** What @vercel/sdk lists of a Vercel twin: teams, the projects in them, their environment variables. */
+async function vercelCounts(entry: TwinEntry): Promise<Counts> {
+  const vercel = new Vercel({
+    bearerToken: entry.env_vars.VERCEL_TOKEN,
+    serverURL: entry.env_vars.VERCEL_API_URL,
+  });
+  const teams = (await vercel.teams.getTeams({})).teams.map((team) => (team as { slug: string }).slug);
+  let projects = 0;
+  let envVars = 0;
+  for (const slug of teams) {
+    const listed = await vercel.projects.getProjects({ slug });
+    for (const project of 'projects' in listed ? listed.projects : []) {
+      projects += 1;
+      const envs = await vercel.projects.filterProjectEnvs({ idOrName: project.id, slug });
+      envVars += ('envs' in envs ? envs.envs : []).length;
+    }
+  }
+  return { teams: teams.length, projects, env_vars: envVars };
+}
+
 /** The counts of one twin, measured with its SDK. */
 export function countsFor(
   twin: string,
@@ -193,5 +214,6 @@ export function countsFor(
   if (twin === 'aws') return awsCounts(entry);
   if (twin === 'resend') return resendCounts(entry);
   if (twin === 'twilio') return twilioCounts(entry);
+  if (twin === 'vercel') return vercelCounts(entry);
   return slackCounts(entry, seed as Record<string, any>);
 }
