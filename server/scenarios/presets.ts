@@ -26,6 +26,9 @@ export interface ScenarioPreset {
    * - aws: `buckets`, `objects` (in all buckets).
    * - okta: `users`, `groups` (not the built-in `Everyone`), `memberships` (in those groups).
    * - vercel: `teams`, `projects` (in those teams), `env_vars` (of those projects).
+   * - mongoatlas: `projects`, `clusters` (both with the engine's Project0 and Cluster0), `documents` (in every
+   *   collection, through the Data API).
+   * - google: `messages` (in the first account's mailbox), `labels` (its user labels, not Gmail's system ones).
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
    *   `#random` and the bot user; those count only when the seed names them).
    */
@@ -563,5 +566,106 @@ export const PRESETS: readonly ScenarioPreset[] = [
       },
     },
     promises: { vercel: { teams: 1, projects: 2, env_vars: 3 } },
+  },
+  {
+    id: 'preset_google_workspace',
+    name: 'Google Workspace account',
+    description:
+      'Two Google Workspace accounts at acme.dev; the first has an inbox of three messages (one labelled Customers), two calendar events and a Drive document, and signs in through GOOGLE_REFRESH_TOKEN.',
+    twins: ['google'],
+    seed: {
+      google: {
+        users: [
+          { email: 'ada@acme.dev', name: 'Ada Lovelace', hd: 'acme.dev' },
+          { email: 'grace@acme.dev', name: 'Grace Hopper', hd: 'acme.dev' },
+        ],
+        labels: [{ name: 'Customers' }],
+        messages: [
+          {
+            from: 'Grace Hopper <grace@acme.dev>',
+            to: 'ada@acme.dev',
+            subject: 'Launch checklist',
+            body_text: 'Can you review the checklist before Friday?',
+          },
+          {
+            from: 'orders@customer.example',
+            to: 'ada@acme.dev',
+            subject: 'Order #1042 question',
+            body_text: 'When will my order ship?',
+            label_ids: ['INBOX', 'UNREAD', 'Customers'],
+          },
+          {
+            from: 'billing@vendor.example',
+            to: 'ada@acme.dev',
+            subject: 'Your invoice',
+            body_text: 'Invoice 42 is attached.',
+            label_ids: ['INBOX'],
+          },
+        ],
+        calendar_events: [
+          {
+            summary: 'Launch review',
+            start_date_time: '2026-01-12T15:00:00Z',
+            end_date_time: '2026-01-12T15:30:00Z',
+            attendees: [{ email: 'grace@acme.dev' }],
+          },
+          {
+            summary: 'Customer call',
+            start_date_time: '2026-01-13T10:00:00Z',
+            end_date_time: '2026-01-13T11:00:00Z',
+          },
+        ],
+        drive_files: [{ name: 'Launch plan.txt', mime_type: 'text/plain', data: 'Ship on Friday.' }],
+      },
+    },
+    promises: { google: { messages: 3, labels: 1 } },
+  },
+  {
+    id: 'preset_mongo_orders',
+    name: 'Orders on MongoDB Atlas',
+    description:
+      "A MongoDB Atlas project (Acme) with a production cluster holding a shop database of three orders and two customers, an app database user, beside the engine's Project0 and Cluster0, reached through the Admin API with a service account and through the Data API.",
+    twins: ['mongoatlas'],
+    seed: {
+      mongoatlas: {
+        projects: [{ name: 'Acme' }],
+        clusters: [{ name: 'AcmeProd', project: 'Acme', region: 'EU_WEST_1' }],
+        database_users: [{ username: 'shop-app', project: 'Acme' }],
+        databases: [{ cluster: 'AcmeProd', name: 'shop', collections: ['orders', 'customers'] }],
+        documents: [
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'customers',
+            document: { _id: 'c1', name: 'Ada Lovelace' },
+          },
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'customers',
+            document: { _id: 'c2', name: 'Grace Hopper' },
+          },
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'orders',
+            document: { customer: 'c1', total: 2900, status: 'paid' },
+          },
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'orders',
+            document: { customer: 'c1', total: 900, status: 'refunded' },
+          },
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'orders',
+            document: { customer: 'c2', total: 29000, status: 'paid' },
+          },
+        ],
+      },
+    },
+    promises: { mongoatlas: { projects: 2, clusters: 2, documents: 5 } },
   },
 ];

@@ -4,6 +4,8 @@ import { gmail as gmailApi, type gmail_v1 } from '@googleapis/gmail';
 import { OAuth2Client } from 'google-auth-library';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
+import { PRESETS } from '../../server/scenarios/presets.ts';
+import { countsFor } from '../scenarios/sdk-counts.ts';
 import { tempDir, tempHost } from './helpers.ts';
 
 const seed = {
@@ -299,4 +301,16 @@ t.test('google twin: state survives a restart; reset returns to the seed; POST /
     'Your invoice',
   );
   await t.rejects(admin.seed({ users: [{ email: 'not an email' }] }), /google seed: "users\[0\]\.email"/);
+});
+
+t.test('google twin: its presets seed what they promise', async (t) => {
+  const presets = PRESETS.filter((p) => p.twins.includes('google'));
+  t.ok(presets.length >= 1, 'at least one preset uses google');
+  for (const preset of presets) {
+    const { host } = await tempHost(t);
+    const entry = (
+      await host.start(preset.id, ['google'], { adminToken: 'admin', seeds: { google: preset.seed.google } })
+    ).google!;
+    t.same(await countsFor('google', entry, preset.seed.google), preset.promises.google, preset.id);
+  }
 });

@@ -13,7 +13,10 @@ export interface GoogleSeed {
   users?: Array<{ email: string; name?: string; given_name?: string; family_name?: string; hd?: string }>;
   /** Gmail labels; `user_email` defaults to the first user. */
   labels?: Array<{ name: string; user_email?: string }>;
-  /** Gmail messages already in a mailbox (INBOX and UNREAD unless `label_ids` says otherwise). */
+  /**
+   * Gmail messages already in a mailbox (INBOX and UNREAD unless `label_ids` says otherwise); `label_ids`
+   * take Gmail's system label ids and the names of seeded labels.
+   */
   messages?: Array<{
     from: string;
     to: string;
@@ -361,10 +364,17 @@ const GRANTED_SCOPES = [
 function engineSeed(seed: GoogleSeed, account: string) {
   const owner = <T extends { user_email?: string }>(items: T[] | undefined) =>
     (items ?? []).map((item) => ({ ...item, user_email: item.user_email ?? account }));
+  // A seeded label gets an id from its name, so messages can name it in `label_ids` (the engine would
+  // take an unknown id as a new label's name).
+  const labelId = (name: string) => `Label_${name.replace(/[^A-Za-z0-9]+/g, '_')}`;
+  const named = new Set((seed.labels ?? []).map((l) => l.name));
   return {
     ...(seed.users ? { users: seed.users } : {}),
-    labels: owner(seed.labels),
-    messages: owner(seed.messages).map((m) => ({ ...m, label_ids: m.label_ids ?? ['INBOX', 'UNREAD'] })),
+    labels: owner(seed.labels).map((l) => ({ ...l, id: labelId(l.name) })),
+    messages: owner(seed.messages).map((m) => ({
+      ...m,
+      label_ids: (m.label_ids ?? ['INBOX', 'UNREAD']).map((id) => (named.has(id) ? labelId(id) : id)),
+    })),
     calendar_events: owner(seed.calendar_events).map((e) => ({ ...e, calendar_id: 'primary' })),
     drive_items: owner(seed.drive_files),
   };
