@@ -35,6 +35,11 @@ createServer(async (req, res) => {
       res.writeHead(303, { location: '/' }).end();
       return;
     }
+    // A browser asks for this after every page; it must not cost a Stripe call (nor blur the timeline).
+    if (req.url === '/favicon.ico') {
+      res.writeHead(404).end();
+      return;
+    }
     const customers = await stripe.customers.list({ limit: 100 });
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(

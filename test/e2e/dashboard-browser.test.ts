@@ -133,7 +133,8 @@ t.test(
 
     // The app, in another tab: one request that creates a Stripe customer.
     const app = await page.context().newPage();
-    await app.goto(appUrl);
+    // As a person would, once the page has finished loading (its own requests over), types and submits.
+    await app.goto(appUrl, { waitUntil: 'networkidle' });
     await app.getByLabel('E-mail').fill('grace@example.com');
     await app.getByRole('button', { name: 'Add customer' }).click();
     await app.waitForSelector('li:has-text("grace@example.com")');
