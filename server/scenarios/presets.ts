@@ -26,6 +26,8 @@ export interface ScenarioPreset {
    * - aws: `buckets`, `objects` (in all buckets).
    * - okta: `users`, `groups` (not the built-in `Everyone`), `memberships` (in those groups).
    * - vercel: `teams`, `projects` (in those teams), `env_vars` (of those projects).
+   * - mongoatlas: `projects`, `clusters` (both with the engine's Project0 and Cluster0), `documents` (in every
+   *   collection, through the Data API).
    * - google: `messages` (in the first account's mailbox), `labels` (its user labels, not Gmail's system ones).
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
    *   `#random` and the bot user; those count only when the seed names them).
@@ -617,5 +619,53 @@ export const PRESETS: readonly ScenarioPreset[] = [
       },
     },
     promises: { google: { messages: 3, labels: 1 } },
+  },
+  {
+    id: 'preset_mongo_orders',
+    name: 'Orders on MongoDB Atlas',
+    description:
+      "A MongoDB Atlas project (Acme) with a production cluster holding a shop database of three orders and two customers, an app database user, beside the engine's Project0 and Cluster0, reached through the Admin API with a service account and through the Data API.",
+    twins: ['mongoatlas'],
+    seed: {
+      mongoatlas: {
+        projects: [{ name: 'Acme' }],
+        clusters: [{ name: 'AcmeProd', project: 'Acme', region: 'EU_WEST_1' }],
+        database_users: [{ username: 'shop-app', project: 'Acme' }],
+        databases: [{ cluster: 'AcmeProd', name: 'shop', collections: ['orders', 'customers'] }],
+        documents: [
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'customers',
+            document: { _id: 'c1', name: 'Ada Lovelace' },
+          },
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'customers',
+            document: { _id: 'c2', name: 'Grace Hopper' },
+          },
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'orders',
+            document: { customer: 'c1', total: 2900, status: 'paid' },
+          },
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'orders',
+            document: { customer: 'c1', total: 900, status: 'refunded' },
+          },
+          {
+            cluster: 'AcmeProd',
+            database: 'shop',
+            collection: 'orders',
+            document: { customer: 'c2', total: 29000, status: 'paid' },
+          },
+        ],
+      },
+    },
+    promises: { mongoatlas: { projects: 2, clusters: 2, documents: 5 } },
   },
 ];

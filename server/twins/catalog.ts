@@ -6,6 +6,7 @@ import { oktaTwin } from './okta/twin.ts';
 import { resendTwin } from './resend/twin.ts';
 import { twilioTwin } from './twilio/twin.ts';
 import { vercelTwin } from './vercel/twin.ts';
+import { mongoatlasTwin } from './mongoatlas/twin.ts';
 import { googleTwin } from './google/twin.ts';
 
 /**
@@ -37,11 +38,20 @@ export function createCatalog(entries: TwinCatalogEntry[]): TwinCatalog {
  * (github: @octokit/rest, stripe: stripe, slack: @slack/web-api).
  */
 export const builtInCatalog: TwinCatalog = createCatalog(
-  [githubTwin, stripeTwin, slackTwin, resendTwin, twilioTwin, awsTwin, oktaTwin, vercelTwin, googleTwin].map(
-    (f) => ({
-      name: f.name,
-      description: f.description,
-      env_vars: [...f.envVarNames],
-    }),
-  ),
+  [
+    githubTwin,
+    stripeTwin,
+    slackTwin,
+    resendTwin,
+    twilioTwin,
+    awsTwin,
+    oktaTwin,
+    vercelTwin,
+    mongoatlasTwin,
+    googleTwin,
+  ].map((f) => ({
+    name: f.name,
+    description: f.description,
+    env_vars: [...f.envVarNames],
+  })),
 );

@@ -7,11 +7,21 @@ import { oktaTwin } from './okta/twin.ts';
 import { resendTwin } from './resend/twin.ts';
 import { twilioTwin } from './twilio/twin.ts';
 import { vercelTwin } from './vercel/twin.ts';
+import { mongoatlasTwin } from './mongoatlas/twin.ts';
 import { googleTwin } from './google/twin.ts';
 
 /** Every twin implementation, by name. The catalog lists those that pass their SDK tests. */
 export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
-  [githubTwin, stripeTwin, slackTwin, resendTwin, twilioTwin, awsTwin, oktaTwin, vercelTwin, googleTwin].map(
-    (f) => [f.name, f],
-  ),
+  [
+    githubTwin,
+    stripeTwin,
+    slackTwin,
+    resendTwin,
+    twilioTwin,
+    awsTwin,
+    oktaTwin,
+    vercelTwin,
+    mongoatlasTwin,
+    googleTwin,
+  ].map((f) => [f.name, f]),
 );

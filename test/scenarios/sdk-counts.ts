@@ -218,6 +218,56 @@ async function googleCounts(entry: TwinEntry): Promise<Counts> {
   return { messages: messages.length, labels: labels.filter((l) => l.type === 'user').length };
 }
 
+/**
+ * What the Atlas Admin API v2 (with a service-account token) and the Data API list of a MongoDB Atlas twin:
+ * projects and clusters (the engine's Project0 and Cluster0 included), documents in every collection.
+ * MongoDB ships no Node client for either API; these are the HTTP flows Atlas documents.
+ */
+async function mongoatlasCounts(entry: TwinEntry): Promise<Counts> {
+  const env = entry.env_vars;
+  const basic = Buffer.from(`${env.MONGODB_ATLAS_CLIENT_ID}:${env.MONGODB_ATLAS_CLIENT_SECRET}`).toString(
+    'base64',
+  );
+  const tokenRes = await fetch(`${env.MONGODB_ATLAS_BASE_URL}/api/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  });
+  const { access_token } = (await tokenRes.json()) as { access_token: string };
+  const get = async <T>(path: string): Promise<{ results: T[] }> => {
+    const res = await fetch(`${env.MONGODB_ATLAS_BASE_URL}/api/atlas/v2${path}`, {
+      headers: { authorization: `Bearer ${access_token}`, accept: 'application/vnd.atlas.2023-01-01+json' },
+    });
+    if (!res.ok) throw new Error(`mongoatlas ${path}: ${res.status}`);
+    return (await res.json()) as { results: T[] };
+  };
+  const groups = (await get<{ id: string }>('/groups')).results;
+  let clusters = 0;
+  let documents = 0;
+  for (const group of groups) {
+    for (const cluster of (await get<{ name: string }>(`/groups/${group.id}/clusters`)).results) {
+      clusters += 1;
+      const base = `/groups/${group.id}/clusters/${cluster.name}/databases`;
+      for (const db of (await get<{ databaseName: string }>(base)).results) {
+        const cols = await get<{ collectionName: string }>(`${base}/${db.databaseName}/collections`);
+        for (const col of cols.results) {
+          const res = await fetch(`${env.MONGODB_DATA_API_URL}/action/find`, {
+            method: 'POST',
+            headers: { 'api-key': env.MONGODB_DATA_API_KEY!, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              dataSource: cluster.name,
+              database: db.databaseName,
+              collection: col.collectionName,
+            }),
+          });
+          documents += ((await res.json()) as { documents: unknown[] }).documents.length;
+        }
+      }
+    }
+  }
+  return { projects: groups.length, clusters, documents };
+}
+
 /** The counts of one twin, measured with its SDK. */
 export function countsFor(
   twin: string,
@@ -232,6 +282,7 @@ export function countsFor(
   if (twin === 'resend') return resendCounts(entry);
   if (twin === 'twilio') return twilioCounts(entry);
   if (twin === 'vercel') return vercelCounts(entry);
+  if (twin === 'mongoatlas') return mongoatlasCounts(entry);
   if (twin === 'google') return googleCounts(entry);
   return slackCounts(entry, seed as Record<string, any>);
 }
