@@ -191,6 +191,11 @@ class VercelTwin extends EngineTwin {
     };
   }
 
+  /** Tokens the engine issued (`POST /v1/api-keys`) are masked in the log like the instance's own. */
+  override secrets(): string[] {
+    return [...super.secrets(), ...this.engine.tokenMap.keys()];
+  }
+
   async applySeed(raw: unknown): Promise<void> {
     this.engine.seedFromConfig(engineSeed(raw as VercelSeed));
   }
