@@ -7,6 +7,7 @@ import t from 'tap';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
+import { mongoatlasTwin } from '../../server/twins/mongoatlas/twin.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
 
@@ -165,6 +166,17 @@ t.test('mongoatlas twin: service-account token, Admin API v2 and the Data API', 
     'hunter2-hunter2',
   ])
     t.notOk(log.includes(secret), 'a secret is not in the log');
+
+  // The dashboard's summary.
+  const summary = mongoatlasTwin.summarize!((await admin.state()).state);
+  const table = (title: string) => summary.tables.find((x) => x.title === title)!;
+  t.ok(table('Clusters').rows.some((r) => r[0] === 'Analytics' && r[1] === 'Acme'));
+  t.ok(table('Database users').rows.some((r) => r[0] === 'reporter' && r[1] === 'Acme'));
+  t.ok(
+    table('Collections').rows.some((r) => r.join('/') === 'AcmeCluster/shop/orders/2'),
+    'two orders in shop.orders',
+  );
+  t.notOk(JSON.stringify(summary).includes('hunter2'));
 
   await admin.addFault({ rate_limit: true, count: 1 });
   const limited = await call('GET', '/groups');

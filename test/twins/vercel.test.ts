@@ -3,6 +3,7 @@ import { Vercel } from '@vercel/sdk';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
+import { vercelTwin } from '../../server/twins/vercel/twin.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
 
@@ -133,6 +134,21 @@ t.test(
     t.match(log, /DATABASE_URL/);
     t.match(log, /v13\/deployments/);
     t.notOk(log.includes(entry.env_vars.VERCEL_TOKEN!), 'the token is redacted');
+
+    // The dashboard's summary: projects, deployments and env var names, never their values.
+    const summary = vercelTwin.summarize!((await admin.state()).state);
+    const table = (title: string) => summary.tables.find((x) => x.title === title)!;
+    t.same(
+      table('Projects').rows.map((r) => r[1]),
+      ['web'],
+      'the deleted project is gone',
+    );
+    t.same(
+      table('Environment variables').rows.map((r) => [r[0], r[1]]),
+      [['web', 'NEXT_PUBLIC_SITE']],
+    );
+    t.equal(table('Deployments').rows.length, 0, 'deleting a project deletes its deployments');
+    t.notOk(JSON.stringify(summary).includes('postgres://db/api'), 'no env var values');
 
     await admin.addFault({ rate_limit: true, count: 1 });
     const limited = await fetch(`${entry.base_url}/v2/user`, {

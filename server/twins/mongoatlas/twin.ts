@@ -7,6 +7,7 @@ import { json } from '../http.ts';
 import { assertSafeKeys } from '../safe-json.ts';
 import { presentedToken, randomToken, secretEquals, sha256Hex } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
+import { summarizeMongoAtlas } from './summary.ts';
 
 export interface MongoAtlasSeed {
   projects?: Array<{ name: string }>;
@@ -298,6 +299,7 @@ export const mongoatlasTwin: TwinFactory = {
     'MONGODB_DATA_API_URL',
     'MONGODB_DATA_API_KEY',
   ],
+  summarize: summarizeMongoAtlas,
   validateSeed: validateMongoAtlasSeed,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateMongoAtlasSeed(rawSeed);
