@@ -167,6 +167,13 @@ t.test('mongoatlas twin: service-account token, Admin API v2 and the Data API', 
   ])
     t.notOk(log.includes(secret), 'a secret is not in the log');
 
+  // The timeline's lines for the calls that changed something.
+  const changes = (await admin.requests()).map((e) => mongoatlasTwin.describeChange!(e)).filter(Boolean);
+  t.ok(changes.includes('cluster Analytics created'));
+  t.ok(changes.includes('database user reporter created'));
+  t.ok(changes.includes('1 document inserted into shop.orders'));
+  t.ok(changes.includes('1 document updated in shop.orders'));
+
   // The dashboard's summary.
   const summary = mongoatlasTwin.summarize!((await admin.state()).state);
   const table = (title: string) => summary.tables.find((x) => x.title === title)!;

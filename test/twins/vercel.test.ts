@@ -135,6 +135,14 @@ t.test(
     t.match(log, /v13\/deployments/);
     t.notOk(log.includes(entry.env_vars.VERCEL_TOKEN!), 'the token is redacted');
 
+    // The timeline's lines for the calls that changed something.
+    const changes = (await admin.requests()).map((e) => vercelTwin.describeChange!(e)).filter(Boolean);
+    t.ok(changes.includes('project api created'), 'project created');
+    t.ok(changes.includes('env var DATABASE_URL set on project api'));
+    t.ok(changes.includes(`deployment ${deployment.id} of api (production)`));
+    t.ok(changes.includes('domain api.acme.dev added to project api'));
+    t.ok(changes.includes('project api deleted'));
+
     // The dashboard's summary: projects, deployments and env var names, never their values.
     const summary = vercelTwin.summarize!((await admin.state()).state);
     const table = (title: string) => summary.tables.find((x) => x.title === title)!;

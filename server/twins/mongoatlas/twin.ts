@@ -7,6 +7,7 @@ import { json } from '../http.ts';
 import { assertSafeKeys } from '../safe-json.ts';
 import { presentedToken, randomToken, secretEquals, sha256Hex } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
+import { describeMongoAtlasChange } from './changes.ts';
 import { summarizeMongoAtlas } from './summary.ts';
 
 export interface MongoAtlasSeed {
@@ -300,6 +301,7 @@ export const mongoatlasTwin: TwinFactory = {
     'MONGODB_DATA_API_KEY',
   ],
   summarize: summarizeMongoAtlas,
+  describeChange: describeMongoAtlasChange,
   validateSeed: validateMongoAtlasSeed,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateMongoAtlasSeed(rawSeed);

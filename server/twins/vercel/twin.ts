@@ -7,6 +7,7 @@ import { json } from '../http.ts';
 import { assertSafeKeys } from '../safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
+import { describeVercelChange } from './changes.ts';
 import { summarizeVercel } from './summary.ts';
 
 export interface VercelSeed {
@@ -233,6 +234,7 @@ export const vercelTwin: TwinFactory = {
     'Vercel REST API (user, teams, projects, project env vars and domains, deployments) on the emulate engine',
   envVarNames: ['VERCEL_TOKEN', 'VERCEL_API_URL'],
   summarize: summarizeVercel,
+  describeChange: describeVercelChange,
   validateSeed: validateVercelSeed,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateVercelSeed(rawSeed);
