@@ -47,9 +47,9 @@ async function atlas(env: Record<string, string>) {
       headers: {
         authorization: `Bearer ${token}`,
         accept: ACCEPT,
-        ...(payload ? { 'content-type': ACCEPT } : {}),
+        ...(payload !== undefined ? { 'content-type': ACCEPT } : {}),
       },
-      body: payload ? JSON.stringify(payload) : undefined,
+      body: payload !== undefined ? JSON.stringify(payload) : undefined,
     });
     const text = await res.text();
     return { status: res.status, body: (text ? JSON.parse(text) : undefined) as any };
@@ -231,6 +231,29 @@ t.test('mongoatlas twin: wrong, missing and revoked credentials fail as Atlas fa
   );
   t.equal(badKey.status, 401);
   t.match(badKey.body, { error_code: 'InvalidSession' });
+  // Ill-typed bodies are Atlas's 400, not the engine's 500.
+  for (const body of [
+    null,
+    [],
+    { dataSource: 'AcmeCluster', database: 'shop', collection: 'orders', pipeline: 'x' },
+    { dataSource: 'AcmeCluster', database: 'shop', collection: 'orders', documents: ['x'] },
+    { dataSource: 'AcmeCluster', database: 'shop', collection: 'orders', filter: 'x' },
+    { dataSource: 'AcmeCluster', database: 'shop', collection: 'orders', limit: -1 },
+  ]) {
+    const action =
+      body && 'pipeline' in body ? 'aggregate' : body && 'documents' in body ? 'insertMany' : 'find';
+    const bad = await dataApi(env, action, body);
+    t.equal(bad.status, 400, `${action} ${JSON.stringify(body)}`);
+    t.match(bad.body, { error: 400, errorCode: 'INVALID_PARAMETER', detail: /./ });
+  }
+  const nullProject = await (await atlas(env)).call('POST', '/groups', null);
+  t.equal(nullProject.status, 400);
+  t.equal(
+    (await dataApi(env, 'find', { dataSource: 'AcmeCluster', database: 'shop', collection: 'orders' })).body
+      .documents.length,
+    1,
+    'nothing was inserted',
+  );
   const unknownRoute = await fetch(`${entry.base_url}/nope`);
   t.equal(unknownRoute.status, 401, 'credentials are checked before the route');
   const fresh = await atlas(env);

@@ -167,7 +167,18 @@ class MongoAtlasTwin extends EngineTwin {
     if (pathname === TOKEN_PATH || pathname === REVOKE_PATH) return this.oauth(request, pathname);
     if (!pathname.startsWith('/api/atlas/v2/') && !pathname.startsWith('/app/data-api/v1/action/'))
       return atlasError(404, 'RESOURCE_NOT_FOUND', `Cannot find resource ${pathname}.`);
+    if (request.method === 'POST' || request.method === 'PATCH') {
+      const problem = bodyProblem(
+        pathname,
+        await request
+          .clone()
+          .json()
+          .catch(() => undefined),
+      );
+      if (problem) return atlasError(400, 'INVALID_PARAMETER', problem);
+    }
     const response = await this.engine.app.fetch(request);
+    if (response.status >= 500) return this.errorResponse(500, 'Unexpected error.');
     if (response.status !== 404) return response;
     // The engine's own misses (no route) come without Atlas's error body.
     const body = (await response
@@ -282,6 +293,49 @@ class MongoAtlasTwin extends EngineTwin {
     this.engine.seedFromConfig(engineSeed(seed));
     this.insertDocuments(seed.documents ?? []);
   }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** Data API fields and the JSON type each must have when present. */
+const DATA_API_FIELDS: Record<string, 'object' | 'objects' | 'number' | 'string'> = {
+  dataSource: 'string',
+  database: 'string',
+  collection: 'string',
+  filter: 'object',
+  projection: 'object',
+  sort: 'object',
+  update: 'object',
+  document: 'object',
+  documents: 'objects',
+  pipeline: 'objects',
+  limit: 'number',
+  skip: 'number',
+};
+
+/**
+ * Why a body the engine would choke on (it reads fields of whatever JSON arrives, and answers 500 for
+ * `null` or a string pipeline) is refused, as Atlas refuses ill-typed parameters; undefined when it may pass.
+ */
+function bodyProblem(pathname: string, body: unknown): string | undefined {
+  if (!isObject(body)) return 'The request body must be a JSON object.';
+  if (!pathname.startsWith('/app/data-api/')) return undefined;
+  for (const [field, kind] of Object.entries(DATA_API_FIELDS)) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const ok =
+      kind === 'object'
+        ? isObject(value)
+        : kind === 'objects'
+          ? Array.isArray(value) && value.every(isObject)
+          : kind === 'number'
+            ? Number.isInteger(value) && (value as number) >= 0
+            : typeof value === 'string';
+    if (!ok)
+      return `Invalid parameter ${field}: expected ${kind === 'objects' ? 'an array of objects' : kind === 'number' ? 'a non-negative integer' : `a${kind === 'object' ? 'n' : ''} ${kind}`}.`;
+  }
+  return undefined;
 }
 
 function engineSeed(seed: MongoAtlasSeed) {
