@@ -22,22 +22,13 @@ export interface CallTimes {
   traceparent?: string;
 }
 
-/**
- * The router's times are read on Twinbox's event loop, which a busy machine delays by some milliseconds
- * (seen: a twin call made while serving `GET /` stamped 4 ms before the router stamped that request's
- * start, and inside the end of the request before it). A call this close to the edge of another app
- * request is ambiguous, and an ambiguous call is better left unlinked than linked to the wrong request.
- */
-export const AMBIGUITY_MS = 25;
-
-const inFlightAt = (request: ForwardRecord, at: number, slack = SLACK_MS) =>
-  request.started_at <= at + slack && (request.ended_at ?? Infinity) >= at - slack;
+const inFlightAt = (request: ForwardRecord, at: number) =>
+  request.started_at <= at + SLACK_MS && (request.ended_at ?? Infinity) >= at - SLACK_MS;
 
 /**
  * Ties a twin call to the app request that made it: exactly, when the call carries the router's
  * request id (or the trace of a request that came with a `traceparent`); by inference, when exactly one
- * app request of the sandbox was in flight as the call started,
- * and no other began or ended within AMBIGUITY_MS of it. `requests` are the sandbox's
+ * app request of the sandbox was in flight as the call started. `requests` are the sandbox's
  * forwarded requests, ended and in flight.
  */
 export function originOfCall(call: CallTimes, requests: readonly ForwardRecord[]): CallOrigin {
@@ -54,11 +45,8 @@ export function originOfCall(call: CallTimes, requests: readonly ForwardRecord[]
     const traced = requests.filter((r) => r.target === 'app' && r.trace_id === traceId);
     if (traced.length === 1) return { kind: 'app', request: traced[0]!, link: 'header' };
   }
-  const apps = requests.filter((r) => r.target === 'app');
-  const candidates = apps.filter((r) => inFlightAt(r, call.startMs));
-  const nearby = apps.filter((r) => inFlightAt(r, call.startMs, AMBIGUITY_MS));
-  if (candidates.length === 1 && nearby.length === 1)
-    return { kind: 'app', request: candidates[0]!, link: 'inferred' };
+  const candidates = requests.filter((r) => r.target === 'app' && inFlightAt(r, call.startMs));
+  if (candidates.length === 1) return { kind: 'app', request: candidates[0]!, link: 'inferred' };
   return undefined;
 }
 

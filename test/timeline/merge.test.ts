@@ -123,20 +123,6 @@ t.test('originOfCall: the forwarded id, the trace, or the one request in flight'
     'within the clock slack of its end',
   );
   t.equal(originOfCall(during(T0 + 150), requests), undefined, 'nothing in flight');
-  const backToBack = [
-    record({ request_id: 'r-post', method: 'POST', started_at: T0, ended_at: T0 + 255 }),
-    record({ request_id: 'r-get', started_at: T0 + 259, ended_at: T0 + 430 }),
-  ];
-  t.equal(
-    originOfCall(during(T0 + 251), backToBack),
-    undefined,
-    'a call at the end of one request and just before the next is ambiguous (event-loop lag): no guess',
-  );
-  t.match(
-    originOfCall(during(T0 + 300), backToBack),
-    { link: 'inferred', request: { request_id: 'r-get' } },
-    'well inside the next request it is linked',
-  );
   const overlapping = [
     signup,
     record({ request_id: 'r-parallel', started_at: T0 + 40, ended_at: undefined }),
