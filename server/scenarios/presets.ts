@@ -29,6 +29,7 @@ export interface ScenarioPreset {
    * - mongoatlas: `projects`, `clusters` (both with the engine's Project0 and Cluster0), `documents` (in every
    *   collection, through the Data API).
    * - google: `messages` (in the first account's mailbox), `labels` (its user labels, not Gmail's system ones).
+   * - microsoft: `users` (of the tenant, as Graph `GET /users` lists them).
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
    *   `#random` and the bot user; those count only when the seed names them).
    */
@@ -667,5 +668,22 @@ export const PRESETS: readonly ScenarioPreset[] = [
       },
     },
     promises: { mongoatlas: { projects: 2, clusters: 2, documents: 5 } },
+  },
+  {
+    id: 'preset_entra_tenant',
+    name: 'Microsoft Entra ID tenant',
+    description:
+      'An Entra ID tenant (contoso.example) with three people who can sign in to the app with Microsoft, listed by Microsoft Graph.',
+    twins: ['microsoft'],
+    seed: {
+      microsoft: {
+        users: [
+          { email: 'adele@contoso.example', name: 'Adele Vance' },
+          { email: 'megan@contoso.example', name: 'Megan Bowen' },
+          { email: 'lee@contoso.example', name: 'Lee Gu' },
+        ],
+      },
+    },
+    promises: { microsoft: { users: 3 } },
   },
 ];

@@ -8,6 +8,7 @@ import { twilioTwin } from './twilio/twin.ts';
 import { vercelTwin } from './vercel/twin.ts';
 import { mongoatlasTwin } from './mongoatlas/twin.ts';
 import { googleTwin } from './google/twin.ts';
+import { microsoftTwin } from './microsoft/twin.ts';
 
 /**
  * The twin catalog: the names `POST /sandboxes` accepts in `twins` and `GET /twins` lists.
@@ -49,6 +50,7 @@ export const builtInCatalog: TwinCatalog = createCatalog(
     vercelTwin,
     mongoatlasTwin,
     googleTwin,
+    microsoftTwin,
   ].map((f) => ({
     name: f.name,
     description: f.description,

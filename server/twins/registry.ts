@@ -9,6 +9,7 @@ import { twilioTwin } from './twilio/twin.ts';
 import { vercelTwin } from './vercel/twin.ts';
 import { mongoatlasTwin } from './mongoatlas/twin.ts';
 import { googleTwin } from './google/twin.ts';
+import { microsoftTwin } from './microsoft/twin.ts';
 
 /** Every twin implementation, by name. The catalog lists those that pass their SDK tests. */
 export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
@@ -23,5 +24,6 @@ export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
     vercelTwin,
     mongoatlasTwin,
     googleTwin,
+    microsoftTwin,
   ].map((f) => [f.name, f]),
 );

@@ -9,6 +9,7 @@ import twilio from 'twilio';
 import { Vercel } from '@vercel/sdk';
 import { gmail as gmailApi } from '@googleapis/gmail';
 import { OAuth2Client } from 'google-auth-library';
+import { Client as GraphClient } from '@microsoft/microsoft-graph-client';
 import type { TwinEntry } from '../../server/twins/instance.ts';
 import type { GitHubSeed } from '../../server/twins/github/seed.ts';
 import { stripeClient } from '../twins/helpers.ts';
@@ -268,6 +269,31 @@ async function mongoatlasCounts(entry: TwinEntry): Promise<Counts> {
   return { projects: groups.length, clusters, documents };
 }
 
+/**
+ * What the Microsoft Graph client lists of a Microsoft twin: its users, with an app-only token from the
+ * client-credentials grant (the token rides in fetchOptions: the client sends it to https hosts only).
+ */
+async function microsoftCounts(entry: TwinEntry): Promise<Counts> {
+  const env = entry.env_vars;
+  const res = await fetch(env.AZURE_OAUTH2_TOKEN_URL!, {
+    method: 'POST',
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: env.AZURE_CLIENT_ID!,
+      client_secret: env.AZURE_CLIENT_SECRET!,
+      scope: 'https://graph.microsoft.com/.default',
+    }),
+  });
+  const { access_token } = (await res.json()) as { access_token: string };
+  const graph = GraphClient.init({
+    baseUrl: env.MICROSOFT_GRAPH_BASE_URL,
+    authProvider: (done) => done(null, access_token),
+    fetchOptions: { headers: { authorization: `Bearer ${access_token}` } },
+  });
+  const users = (await graph.api('/users').get()) as { value: unknown[] };
+  return { users: users.value.length };
+}
+
 /** The counts of one twin, measured with its SDK. */
 export function countsFor(
   twin: string,
@@ -284,5 +310,6 @@ export function countsFor(
   if (twin === 'vercel') return vercelCounts(entry);
   if (twin === 'mongoatlas') return mongoatlasCounts(entry);
   if (twin === 'google') return googleCounts(entry);
+  if (twin === 'microsoft') return microsoftCounts(entry);
   return slackCounts(entry, seed as Record<string, any>);
 }
