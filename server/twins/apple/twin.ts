@@ -1,0 +1,226 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import Joi from 'joi';
+import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
+import { TwinInputError, type Authorization, type TwinFactory } from '../driver.ts';
+import { startEngine, type Engine } from '../engine/emulate.ts';
+import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import { json } from '../http.ts';
+import { assertSafeKeys } from '../safe-json.ts';
+import { summarizeApple } from './summary.ts';
+
+export interface AppleSeed {
+  /** Apple Accounts that can sign in; `is_private_email` gives the app a private relay address. */
+  users?: Array<{
+    email: string;
+    name?: string;
+    given_name?: string;
+    family_name?: string;
+    is_private_email?: boolean;
+  }>;
+  /** Return URLs of the twin's Services ID (APPLE_CLIENT_ID). */
+  redirect_uris?: string[];
+}
+
+const schema = Joi.object<AppleSeed>({
+  users: Joi.array()
+    .items(
+      Joi.object({
+        email: Joi.string()
+          .email({ tlds: { allow: false } })
+          .required(),
+        name: Joi.string().max(200),
+        given_name: Joi.string().max(100),
+        family_name: Joi.string().max(100),
+        is_private_email: Joi.boolean(),
+      }),
+    )
+    .unique('email'),
+  redirect_uris: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })),
+});
+
+function validateAppleSeed(seed: unknown): AppleSeed {
+  if (seed === undefined || seed === null) return {};
+  assertSafeKeys(seed, 'apple seed');
+  const { error, value } = schema.validate(seed);
+  if (error) throw new TwinInputError(400, `apple seed: ${error.message}`);
+  return value;
+}
+
+/** Sign in with Apple's error body (`{error}` only, as its token endpoint answers). */
+const appleError = (status: number, error: string) => json(status, { error });
+
+/** The audience Apple requires in a client secret, whatever host the token endpoint is on. */
+const APPLE_AUDIENCE = 'https://appleid.apple.com';
+/** Apple refuses client secrets that expire more than six months after they were issued. */
+const MAX_SECRET_LIFETIME_S = 15_777_000;
+
+const ENGINE_DEMO_USER = 'testuser@icloud.com';
+
+const DEFAULT_USERS = [{ email: 'user@icloud.example', name: 'Sandbox User' }];
+
+/** Ten upper-case letters and digits, like Apple's Team ID and Key ID. */
+const appleId10 = () =>
+  [...randomBytes(10)].map((b) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'[b % 36]).join('');
+
+class AppleTwin extends EngineTwin {
+  private revoked = new Set<string>();
+
+  constructor(
+    engine: Engine,
+    baseUrl: string,
+    credentials: Record<string, string>,
+    private readonly seed: AppleSeed,
+  ) {
+    // Apple's server-to-server notifications (account deletion, email changes) are not modelled.
+    super(engine, baseUrl, credentials, () => ({}));
+  }
+
+  /** Sign in with Apple has no bearer-token API: the token and revoke endpoints check the client secret. */
+  authorize(): Authorization {
+    return 'public';
+  }
+
+  /**
+   * The client secret is a JWT the app signs with its private key (ES256, `kid` = Key ID, `iss` = Team ID,
+   * `sub` = Services ID, `aud` = https://appleid.apple.com, at most six months long); Apple answers
+   * anything else with 400 `invalid_client`. The engine checked no secret at all.
+   */
+  private async clientIsValid(form: URLSearchParams): Promise<boolean> {
+    const clientId = form.get('client_id');
+    const secret = form.get('client_secret');
+    if (clientId !== this.credentials.APPLE_CLIENT_ID || !secret) return false;
+    try {
+      const header = decodeProtectedHeader(secret);
+      if (header.kid !== this.credentials.APPLE_KEY_ID) return false;
+      const key = await importSPKI(this.credentials.APPLE_PUBLIC_KEY!, 'ES256');
+      const { payload } = await jwtVerify(secret, key, {
+        algorithms: ['ES256'],
+        issuer: this.credentials.APPLE_TEAM_ID,
+        subject: clientId,
+        audience: APPLE_AUDIENCE,
+      });
+      return (
+        typeof payload.iat === 'number' &&
+        typeof payload.exp === 'number' &&
+        payload.exp - payload.iat <= MAX_SECRET_LIFETIME_S
+      );
+    } catch {
+      return false;
+    }
+  }
+
+  override async handle(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (request.method === 'POST' && (pathname === '/auth/token' || pathname === '/auth/revoke')) {
+      const form = new URLSearchParams(await request.clone().text());
+      if (!(await this.clientIsValid(form))) return appleError(400, 'invalid_client');
+      if (pathname === '/auth/revoke') {
+        const token = form.get('token');
+        // A revoked token leaves the engine's maps, but the log must keep masking it.
+        if (token) this.revoked.add(token);
+      }
+    }
+    const response = await this.engine.app.fetch(request);
+    if (response.status === 404 && !response.headers.get('content-type')?.includes('json'))
+      return appleError(404, 'not_found');
+    return response;
+  }
+
+  errorResponse(status: number, message: string, code?: string): Response {
+    if (code === 'too_large') return appleError(413, 'invalid_request');
+    if (status >= 500) return appleError(500, 'server_error');
+    void message;
+    return appleError(status, 'invalid_request');
+  }
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    if (kind === 'rate_limit') return json(429, { error: 'rate_limited' }, { 'retry-after': '1' });
+    return appleError(status, status >= 500 ? 'server_error' : 'invalid_request');
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      APPLE_CLIENT_ID: this.credentials.APPLE_CLIENT_ID!,
+      APPLE_TEAM_ID: this.credentials.APPLE_TEAM_ID!,
+      APPLE_KEY_ID: this.credentials.APPLE_KEY_ID!,
+      APPLE_PRIVATE_KEY: this.credentials.APPLE_PRIVATE_KEY!,
+      // Issuer of the ID tokens and base of /auth/authorize, /auth/token, /auth/keys, /auth/revoke.
+      APPLE_ISSUER: this.baseUrl,
+    };
+  }
+
+  override secrets(): string[] {
+    const refresh = this.engine.store.getData<Map<string, unknown>>('apple.oauth.refreshTokens');
+    return [
+      this.credentials.APPLE_PRIVATE_KEY!,
+      ...this.engine.tokenMap.keys(),
+      ...(refresh instanceof Map ? refresh.keys() : []),
+      ...this.revoked,
+    ];
+  }
+
+  protected override saveExtra(): unknown {
+    return { revoked: [...this.revoked] };
+  }
+
+  protected override restoreExtra(extra: unknown): void {
+    const revoked = (extra as { revoked?: unknown } | undefined)?.revoked;
+    this.revoked = new Set(Array.isArray(revoked) ? revoked.filter((r) => typeof r === 'string') : []);
+  }
+
+  /** Drops the engine's demo account and registers the twin's Services ID. */
+  prepare(): void {
+    const users = this.engine.store.collection('apple.users', ['uid', 'email']);
+    if (!this.seed.users?.some((u) => u.email === ENGINE_DEMO_USER))
+      for (const u of users.findBy('email', ENGINE_DEMO_USER)) users.delete(u.id);
+    this.engine.seedFromConfig({
+      oauth_clients: [
+        {
+          client_id: this.credentials.APPLE_CLIENT_ID,
+          team_id: this.credentials.APPLE_TEAM_ID,
+          key_id: this.credentials.APPLE_KEY_ID,
+          name: 'Twinbox app',
+          redirect_uris: this.seed.redirect_uris ?? [],
+        },
+      ],
+    });
+  }
+
+  protected override afterReset(): void {
+    this.prepare();
+  }
+
+  async applySeed(raw: unknown): Promise<void> {
+    this.engine.seedFromConfig({ users: (raw as AppleSeed).users ?? [] });
+  }
+}
+
+export const appleTwin: TwinFactory = {
+  name: 'apple',
+  description:
+    'Sign in with Apple (authorization code, refresh, revoke, RS256 ID tokens, JWKS) with ES256 client secrets checked as Apple checks them, on the emulate engine',
+  envVarNames: ['APPLE_CLIENT_ID', 'APPLE_TEAM_ID', 'APPLE_KEY_ID', 'APPLE_PRIVATE_KEY', 'APPLE_ISSUER'],
+  summarize: summarizeApple,
+  validateSeed: validateAppleSeed,
+  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+    const seed = validateAppleSeed(rawSeed);
+    const saved = rawSaved as EngineTwinSaved | undefined;
+    let credentials = saved?.credentials;
+    if (!credentials) {
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      credentials = {
+        APPLE_CLIENT_ID: `dev.twinbox.sandbox${randomBytes(4).toString('hex')}.web`,
+        APPLE_TEAM_ID: appleId10(),
+        APPLE_KEY_ID: appleId10(),
+        APPLE_PRIVATE_KEY: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+        APPLE_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      };
+    }
+    const users = seed.users?.length ? seed.users : DEFAULT_USERS;
+    const engine = await startEngine('apple', baseUrl, { tokens: {}, apple: { users } } as never);
+    const twin = new AppleTwin(engine, baseUrl, credentials, { ...seed, users });
+    if (saved) twin.restore(saved);
+    else twin.prepare();
+    return twin;
+  },
+};
