@@ -19,7 +19,7 @@ const seed = {
 /** The client secret as Apple documents it: an ES256 JWT signed with the app's private key. */
 async function clientSecret(
   env: Record<string, string>,
-  opts: { key?: CryptoKey | KeyObject; expiresIn?: string; kid?: string } = {},
+  opts: { key?: Parameters<SignJWT['sign']>[0] | KeyObject; expiresIn?: string; kid?: string } = {},
 ): Promise<string> {
   const key = opts.key ?? (await importPKCS8(env.APPLE_PRIVATE_KEY!, 'ES256'));
   return new SignJWT({})
