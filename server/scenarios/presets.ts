@@ -24,6 +24,7 @@ export interface ScenarioPreset {
    * - resend: `domains`, `contacts` (in every audience), `emails`.
    * - twilio: `phone_numbers`, `verify_services` (both with the twin's default number and service).
    * - aws: `buckets`, `objects` (in all buckets).
+   * - linear: `teams`, `issues` (both with the engine's default ENG team and its sample issue).
    * - okta: `users`, `groups` (not the built-in `Everyone`), `memberships` (in those groups).
    * - vercel: `teams`, `projects` (in those teams), `env_vars` (of those projects).
    * - mongoatlas: `projects`, `clusters` (both with the engine's Project0 and Cluster0), `documents` (in every
@@ -685,5 +686,40 @@ export const PRESETS: readonly ScenarioPreset[] = [
       },
     },
     promises: { microsoft: { users: 3 } },
+  },
+  {
+    id: 'preset_linear_triage',
+    name: 'Linear bug triage',
+    description:
+      "A Linear workspace (Acme) with a Web team, two people, Bug and Regression labels and three issues (one in progress, one done, one with a comment), beside the engine's default Engineering team and its sample issue.",
+    twins: ['linear'],
+    seed: {
+      linear: {
+        organization: { name: 'Acme', url_key: 'acme' },
+        users: [
+          { email: 'ada@acme.dev', name: 'Ada Lovelace', admin: true },
+          { email: 'grace@acme.dev', name: 'Grace Hopper' },
+        ],
+        teams: [{ key: 'WEB', name: 'Web' }],
+        labels: [
+          { name: 'Bug', color: '#d92d20', team: 'WEB' },
+          { name: 'Regression', color: '#f79009', team: 'WEB' },
+        ],
+        issues: [
+          {
+            team: 'WEB',
+            title: 'Checkout button does nothing on Safari',
+            state: 'In Progress',
+            assignee: 'grace@acme.dev',
+            labels: ['Bug', 'Regression'],
+            priority: 1,
+          },
+          { team: 'WEB', title: 'Typo on the pricing page', state: 'Done', labels: ['Bug'], priority: 4 },
+          { team: 'WEB', title: 'Receipt email shows the wrong currency', state: 'Todo', priority: 2 },
+        ],
+        comments: [{ issue: 'WEB-1', body: 'Reproduced on Safari 17 only.', user: 'ada@acme.dev' }],
+      },
+    },
+    promises: { linear: { teams: 2, issues: 4 } },
   },
 ];

@@ -6,6 +6,7 @@ import { awsTwin } from './aws/twin.ts';
 import { oktaTwin } from './okta/twin.ts';
 import { resendTwin } from './resend/twin.ts';
 import { twilioTwin } from './twilio/twin.ts';
+import { linearTwin } from './linear/twin.ts';
 import { vercelTwin } from './vercel/twin.ts';
 import { mongoatlasTwin } from './mongoatlas/twin.ts';
 import { googleTwin } from './google/twin.ts';

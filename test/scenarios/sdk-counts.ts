@@ -6,6 +6,7 @@ import Stripe from 'stripe';
 import { WebClient } from '@slack/web-api';
 import { Resend } from 'resend';
 import twilio from 'twilio';
+import { LinearClient } from '@linear/sdk';
 import { Vercel } from '@vercel/sdk';
 import { gmail as gmailApi } from '@googleapis/gmail';
 import { OAuth2Client } from 'google-auth-library';
@@ -294,6 +295,15 @@ async function microsoftCounts(entry: TwinEntry): Promise<Counts> {
   return { users: users.value.length };
 }
 
+/** What @linear/sdk lists of a Linear twin: teams and issues. */
+async function linearCounts(entry: TwinEntry): Promise<Counts> {
+  const linear = new LinearClient({
+    apiKey: entry.env_vars.LINEAR_API_KEY,
+    apiUrl: entry.env_vars.LINEAR_API_URL,
+  });
+  return { teams: (await linear.teams()).nodes.length, issues: (await linear.issues()).nodes.length };
+}
+
 /** The counts of one twin, measured with its SDK. */
 export function countsFor(
   twin: string,
@@ -307,6 +317,7 @@ export function countsFor(
   if (twin === 'aws') return awsCounts(entry);
   if (twin === 'resend') return resendCounts(entry);
   if (twin === 'twilio') return twilioCounts(entry);
+  if (twin === 'linear') return linearCounts(entry);
   if (twin === 'vercel') return vercelCounts(entry);
   if (twin === 'mongoatlas') return mongoatlasCounts(entry);
   if (twin === 'google') return googleCounts(entry);

@@ -1,0 +1,284 @@
+/**
+ * Fits a GraphQL document written against Linear's full schema to the engine's smaller one.
+ *
+ * @linear/sdk sends generated documents that select every field of a type and declare variables of
+ * types such as `IssueSortInput`; the engine's schema has a subset of Linear's fields and types, so it
+ * rejects the whole document ("Cannot query field ..."). Linear's own answer to such a document would
+ * carry those fields; ours leaves out the ones the engine does not have, which the SDK's models read as
+ * undefined. Removed: fields, arguments and fragments the engine's schema lacks, variables of unknown
+ * types (and arguments that use them), selections left empty, variables left unused, and input-object
+ * keys the engine's input types lack. A document that does not parse is passed on unchanged, so the
+ * engine answers it with its own GraphQL error.
+ */
+import {
+  Kind,
+  TypeInfo,
+  buildClientSchema,
+  getIntrospectionQuery,
+  getNamedType,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  isListType,
+  isNonNullType,
+  parse,
+  parseType,
+  print,
+  typeFromAST,
+  visit,
+  visitWithTypeInfo,
+  type ASTNode,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLNamedType,
+  type SelectionSetNode,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type IntrospectionQuery,
+  type TypeNode,
+} from 'graphql';
+
+let engineSchema: Promise<GraphQLSchema> | undefined;
+
+/** The engine's schema, read once per process through its own introspection (it is the same for all). */
+export function linearEngineSchema(
+  fetchGraphql: (body: string) => Promise<Response>,
+): Promise<GraphQLSchema> {
+  engineSchema ??= (async () => {
+    const response = await fetchGraphql(JSON.stringify({ query: getIntrospectionQuery() }));
+    const { data } = (await response.json()) as { data?: IntrospectionQuery };
+    if (!data) throw new Error('linear engine: introspection failed');
+    return buildClientSchema(data);
+  })();
+  engineSchema.catch(() => (engineSchema = undefined));
+  return engineSchema;
+}
+
+function namedTypeOf(node: TypeNode): string {
+  return node.kind === Kind.NAMED_TYPE ? node.name.value : namedTypeOf(node.type);
+}
+
+function variablesIn(node: ASTNode): string[] {
+  const names: string[] = [];
+  visit(node, { Variable: (v) => void names.push(v.name.value) });
+  return names;
+}
+
+/** Drops keys an input type lacks, recursively (the engine refuses unknown input fields). */
+function pruneInput(value: unknown, type: GraphQLInputType): unknown {
+  if (value === null || value === undefined) return value;
+  if (isNonNullType(type)) return pruneInput(value, type.ofType);
+  if (isListType(type)) return Array.isArray(value) ? value.map((v) => pruneInput(v, type.ofType)) : value;
+  if (isInputObjectType(type) && typeof value === 'object' && !Array.isArray(value)) {
+    const fields = type.getFields();
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      const field = fields[key];
+      if (field) out[key] = pruneInput(v, field.type);
+    }
+    return out;
+  }
+  return value;
+}
+
+export interface FittedRequest {
+  query: string;
+  variables: Record<string, unknown>;
+  fills: FillTree;
+}
+
+export function fitDocument(
+  schema: GraphQLSchema,
+  query: string,
+  variables: Record<string, unknown> = {},
+): FittedRequest | undefined {
+  let doc: DocumentNode;
+  try {
+    doc = parse(query);
+  } catch {
+    return undefined;
+  }
+  // Fragments on types the engine lacks, and variables whose types it lacks, go first: what uses them
+  // goes with them.
+  const droppedFragments = new Set<string>();
+  const droppedVariables = new Set<string>();
+  for (const def of doc.definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION && !schema.getType(def.typeCondition.name.value))
+      droppedFragments.add(def.name.value);
+    if (def.kind === Kind.OPERATION_DEFINITION)
+      for (const v of def.variableDefinitions ?? [])
+        if (!schema.getType(namedTypeOf(v.type))) droppedVariables.add(v.variable.name.value);
+  }
+  // A variable passed straight to an argument is declared with the engine's type for it: Linear declares
+  // `comment(id: String)` where the engine requires `String!`, `orderBy: PaginationOrderBy` where it has String.
+  const argumentTypes = new Map<string, GraphQLInputType>();
+  const typeInfo = new TypeInfo(schema);
+  const emptySelection = (node: { selectionSet?: { selections: readonly unknown[] } }) =>
+    node.selectionSet !== undefined && node.selectionSet.selections.length === 0;
+  const fitted = visit(
+    doc,
+    visitWithTypeInfo(typeInfo, {
+      FragmentDefinition: (node) => (droppedFragments.has(node.name.value) ? null : undefined),
+      FragmentSpread: (node) => (droppedFragments.has(node.name.value) ? null : undefined),
+      InlineFragment: {
+        enter: (node) =>
+          node.typeCondition && !schema.getType(node.typeCondition.name.value) ? null : undefined,
+        leave: (node) => (emptySelection(node) ? null : undefined),
+      },
+      VariableDefinition: (node) => (droppedVariables.has(node.variable.name.value) ? null : undefined),
+      Argument: (node) => {
+        const argument = typeInfo.getArgument();
+        if (!argument) return null;
+        if (node.value.kind === Kind.VARIABLE) argumentTypes.set(node.value.name.value, argument.type);
+        return variablesIn(node).some((v) => droppedVariables.has(v)) ? null : undefined;
+      },
+      Field: {
+        enter: (node) => (node.name.value !== '__typename' && !typeInfo.getFieldDef() ? null : undefined),
+        leave: (node) => (emptySelection(node) ? null : undefined),
+      },
+    }),
+  );
+  // Variables no argument uses any more would make the document invalid.
+  const used = new Set(
+    fitted.definitions.flatMap((def) =>
+      def.kind === Kind.OPERATION_DEFINITION
+        ? [def.selectionSet, ...(def.directives ?? [])].flatMap(variablesIn)
+        : variablesIn(def),
+    ),
+  );
+  let final = visit(fitted, {
+    VariableDefinition: (node) => {
+      const name = node.variable.name.value;
+      if (!used.has(name)) return null;
+      const expected = argumentTypes.get(name);
+      if (!expected) return undefined;
+      const type = variables[name] == null && isNonNullType(expected) ? expected.ofType : expected;
+      return { ...node, type: parseType(String(type)) };
+    },
+  });
+  // Fragments only removed fields spread are unused now, which is invalid too (they may spread others).
+  for (;;) {
+    const spread = new Set<string>();
+    visit(final, { FragmentSpread: (node) => void spread.add(node.name.value) });
+    const unused = final.definitions.filter(
+      (def) => def.kind === Kind.FRAGMENT_DEFINITION && !spread.has(def.name.value),
+    );
+    if (unused.length === 0) break;
+    final = { ...final, definitions: final.definitions.filter((def) => !unused.includes(def)) };
+  }
+  const fittedVariables: Record<string, unknown> = {};
+  for (const def of final.definitions) {
+    if (def.kind !== Kind.OPERATION_DEFINITION) continue;
+    for (const v of def.variableDefinitions ?? []) {
+      const name = v.variable.name.value;
+      if (!(name in variables)) continue;
+      const type = typeFromAST(schema, v.type as never) as GraphQLInputType | undefined;
+      fittedVariables[name] =
+        type && getNamedType(type) ? pruneInput(variables[name], type) : variables[name];
+    }
+  }
+  return { query: print(final), variables: fittedVariables, fills: fillTree(schema, doc) };
+}
+
+/**
+ * Where the answer must carry a field the engine lacks: @linear/sdk's models map list fields
+ * unconditionally (`data.projectStatuses.map(...)`), so a removed field with a selection gets `[]` when its
+ * name is plural (Linear names its list fields so) and `null` otherwise; removed scalars stay absent.
+ */
+export interface FillTree {
+  fills: Map<string, unknown>;
+  children: Map<string, FillTree>;
+}
+
+/** Linear's list fields of objects that are not plain plurals. */
+const LIST_FIELDS = new Set(['syncedWith', 'sharedWith']);
+const isListName = (name: string) => LIST_FIELDS.has(name) || /[^s]s$|ies$|ses$/.test(name);
+
+const emptyTree = (): FillTree => ({ fills: new Map(), children: new Map() });
+
+function fillTree(schema: GraphQLSchema, doc: DocumentNode): FillTree {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of doc.definitions)
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  // The SDK builds a required object field's model unconditionally; its own lists must then be lists too.
+  const skeleton = (set: SelectionSetNode, depth: number): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    if (depth > 20) return out;
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        if (!selection.selectionSet) continue;
+        const key = selection.alias?.value ?? selection.name.value;
+        out[key] = isListName(selection.name.value) ? [] : skeleton(selection.selectionSet, depth + 1);
+      } else {
+        const inner =
+          selection.kind === Kind.INLINE_FRAGMENT
+            ? selection.selectionSet
+            : fragments.get(selection.name.value)?.selectionSet;
+        if (inner) Object.assign(out, skeleton(inner, depth + 1));
+      }
+    }
+    return out;
+  };
+  const root = emptyTree();
+  const walk = (
+    set: SelectionSetNode,
+    parent: GraphQLNamedType | undefined,
+    tree: FillTree,
+    depth: number,
+  ) => {
+    if (!parent || depth > 50) return;
+    const fields = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields() : {};
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const name = selection.name.value;
+        if (name.startsWith('__')) continue;
+        const key = selection.alias?.value ?? name;
+        const def = fields[name];
+        if (!def) {
+          if (selection.selectionSet)
+            tree.fills.set(key, isListName(name) ? [] : skeleton(selection.selectionSet, 0));
+          continue;
+        }
+        if (!selection.selectionSet) continue;
+        let child = tree.children.get(key);
+        if (!child) tree.children.set(key, (child = emptyTree()));
+        walk(selection.selectionSet, getNamedType(def.type), child, depth + 1);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+        walk(selection.selectionSet, type ?? undefined, tree, depth + 1);
+      } else {
+        const fragment = fragments.get(selection.name.value);
+        if (fragment)
+          walk(
+            fragment.selectionSet,
+            schema.getType(fragment.typeCondition.name.value) ?? undefined,
+            tree,
+            depth + 1,
+          );
+      }
+    }
+  };
+  for (const def of doc.definitions) {
+    if (def.kind !== Kind.OPERATION_DEFINITION) continue;
+    const type =
+      def.operation === 'query'
+        ? schema.getQueryType()
+        : def.operation === 'mutation'
+          ? schema.getMutationType()
+          : schema.getSubscriptionType();
+    walk(def.selectionSet, type ?? undefined, root, 0);
+  }
+  return root;
+}
+
+/** Adds the fills to an answer's `data`, in place. */
+export function applyFills(value: unknown, tree: FillTree): void {
+  if (Array.isArray(value)) {
+    for (const item of value) applyFills(item, tree);
+    return;
+  }
+  if (!value || typeof value !== 'object') return;
+  const record = value as Record<string, unknown>;
+  for (const [key, fill] of tree.fills) if (!(key in record)) record[key] = structuredClone(fill);
+  for (const [key, child] of tree.children) applyFills(record[key], child);
+}
