@@ -52,6 +52,7 @@ export const builtInCatalog: TwinCatalog = createCatalog(
     mongoatlasTwin,
     googleTwin,
     microsoftTwin,
+    linearTwin,
   ].map((f) => ({
     name: f.name,
     description: f.description,

@@ -26,5 +26,6 @@ export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
     mongoatlasTwin,
     googleTwin,
     microsoftTwin,
+    linearTwin,
   ].map((f) => [f.name, f]),
 );
