@@ -31,6 +31,7 @@ export interface ScenarioPreset {
    *   collection, through the Data API).
    * - google: `messages` (in the first account's mailbox), `labels` (its user labels, not Gmail's system ones).
    * - microsoft: `users` (of the tenant, as Graph `GET /users` lists them).
+   * - apple: `accounts` (offered on the Sign in with Apple account picker; Apple has no API that lists them).
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
    *   `#random` and the bot user; those count only when the seed names them).
    */
@@ -721,5 +722,21 @@ export const PRESETS: readonly ScenarioPreset[] = [
       },
     },
     promises: { linear: { teams: 2, issues: 4 } },
+  },
+  {
+    id: 'preset_apple_sign_in',
+    name: 'Sign in with Apple',
+    description:
+      'Two Apple Accounts that can sign in to the app with Apple, one sharing its email and one hiding it behind a private relay address.',
+    twins: ['apple'],
+    seed: {
+      apple: {
+        users: [
+          { email: 'tim@icloud.example', name: 'Tim Apple' },
+          { email: 'jane@icloud.example', name: 'Jane Appleseed', is_private_email: true },
+        ],
+      },
+    },
+    promises: { apple: { accounts: 2 } },
   },
 ];

@@ -10,6 +10,7 @@ import { vercelTwin } from './vercel/twin.ts';
 import { mongoatlasTwin } from './mongoatlas/twin.ts';
 import { googleTwin } from './google/twin.ts';
 import { microsoftTwin } from './microsoft/twin.ts';
+import { appleTwin } from './apple/twin.ts';
 
 /**
  * The twin catalog: the names `POST /sandboxes` accepts in `twins` and `GET /twins` lists.
@@ -52,7 +53,7 @@ export const builtInCatalog: TwinCatalog = createCatalog(
     mongoatlasTwin,
     googleTwin,
     microsoftTwin,
-    linearTwin,
+    appleTwin,
   ].map((f) => ({
     name: f.name,
     description: f.description,

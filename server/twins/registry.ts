@@ -11,6 +11,7 @@ import { vercelTwin } from './vercel/twin.ts';
 import { mongoatlasTwin } from './mongoatlas/twin.ts';
 import { googleTwin } from './google/twin.ts';
 import { microsoftTwin } from './microsoft/twin.ts';
+import { appleTwin } from './apple/twin.ts';
 
 /** Every twin implementation, by name. The catalog lists those that pass their SDK tests. */
 export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
@@ -26,6 +27,6 @@ export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
     mongoatlasTwin,
     googleTwin,
     microsoftTwin,
-    linearTwin,
+    appleTwin,
   ].map((f) => [f.name, f]),
 );

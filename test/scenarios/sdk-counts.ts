@@ -304,6 +304,18 @@ async function linearCounts(entry: TwinEntry): Promise<Counts> {
   return { teams: (await linear.teams()).nodes.length, issues: (await linear.issues()).nodes.length };
 }
 
+/**
+ * The Apple Accounts a Sign in with Apple twin offers on its account picker (Apple has no client SDK for
+ * Node and no API that lists accounts; the picker is what a person signing in sees).
+ */
+async function appleCounts(entry: TwinEntry): Promise<Counts> {
+  const page = await fetch(
+    `${entry.env_vars.APPLE_ISSUER}/auth/authorize?client_id=${encodeURIComponent(entry.env_vars.APPLE_CLIENT_ID!)}`,
+  );
+  const html = await page.text();
+  return { accounts: html.match(/name="email"/g)?.length ?? 0 };
+}
+
 /** The counts of one twin, measured with its SDK. */
 export function countsFor(
   twin: string,
@@ -322,5 +334,6 @@ export function countsFor(
   if (twin === 'mongoatlas') return mongoatlasCounts(entry);
   if (twin === 'google') return googleCounts(entry);
   if (twin === 'microsoft') return microsoftCounts(entry);
+  if (twin === 'apple') return appleCounts(entry);
   return slackCounts(entry, seed as Record<string, any>);
 }

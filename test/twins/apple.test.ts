@@ -3,6 +3,8 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, importPKCS8, jwtVerify, SignJWT } from 'jose';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
+import { PRESETS } from '../../server/scenarios/presets.ts';
+import { countsFor } from '../scenarios/sdk-counts.ts';
 import { tempDir, tempHost } from './helpers.ts';
 
 // Apple ships no Node client for Sign in with Apple: these are the HTTP flows Apple documents
@@ -200,4 +202,16 @@ t.test('apple twin: state survives a restart; reset returns to the seed; POST /s
   t.match(html, /tim@icloud\.example/);
   t.notMatch(html, /testuser@icloud\.com/, 'no engine demo account');
   await t.rejects(admin.seed({ users: [{ email: 'nope' }] }), /apple seed: "users\[0\]\.email"/);
+});
+
+t.test('apple twin: its presets seed what they promise', async (t) => {
+  const presets = PRESETS.filter((p) => p.twins.includes('apple'));
+  t.ok(presets.length >= 1, 'at least one preset uses apple');
+  for (const preset of presets) {
+    const { host } = await tempHost(t);
+    const entry = (
+      await host.start(preset.id, ['apple'], { adminToken: 'admin', seeds: { apple: preset.seed.apple } })
+    ).apple!;
+    t.same(await countsFor('apple', entry, preset.seed.apple), preset.promises.apple, preset.id);
+  }
 });
