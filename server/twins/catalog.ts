@@ -54,6 +54,7 @@ export const builtInCatalog: TwinCatalog = createCatalog(
     googleTwin,
     microsoftTwin,
     appleTwin,
+    linearTwin,
   ].map((f) => ({
     name: f.name,
     description: f.description,

@@ -28,5 +28,6 @@ export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
     googleTwin,
     microsoftTwin,
     appleTwin,
+    linearTwin,
   ].map((f) => [f.name, f]),
 );
