@@ -1,16 +1,4 @@
-import { githubTwin } from './github/twin.ts';
-import { slackTwin } from './slack/twin.ts';
-import { stripeTwin } from './stripe/twin.ts';
-import { awsTwin } from './aws/twin.ts';
-import { oktaTwin } from './okta/twin.ts';
-import { resendTwin } from './resend/twin.ts';
-import { twilioTwin } from './twilio/twin.ts';
-import { linearTwin } from './linear/twin.ts';
-import { vercelTwin } from './vercel/twin.ts';
-import { mongoatlasTwin } from './mongoatlas/twin.ts';
-import { googleTwin } from './google/twin.ts';
-import { microsoftTwin } from './microsoft/twin.ts';
-import { appleTwin } from './apple/twin.ts';
+import { twinFactories } from './registry.ts';
 
 /**
  * The twin catalog: the names `POST /sandboxes` accepts in `twins` and `GET /twins` lists.
@@ -37,25 +25,11 @@ export function createCatalog(entries: TwinCatalogEntry[]): TwinCatalog {
 }
 
 /**
- * The catalog Twinbox ships with: each of these passes its official-SDK flow in test/twins
- * (github: @octokit/rest, stripe: stripe, slack: @slack/web-api).
+ * The catalog Twinbox ships with: every twin of the registry, each of which passes its official-SDK flow in
+ * test/twins (docs/twins.md names the client of each).
  */
 export const builtInCatalog: TwinCatalog = createCatalog(
-  [
-    githubTwin,
-    stripeTwin,
-    slackTwin,
-    resendTwin,
-    twilioTwin,
-    awsTwin,
-    oktaTwin,
-    vercelTwin,
-    mongoatlasTwin,
-    googleTwin,
-    microsoftTwin,
-    appleTwin,
-    linearTwin,
-  ].map((f) => ({
+  [...twinFactories.values()].map((f) => ({
     name: f.name,
     description: f.description,
     env_vars: [...f.envVarNames],
