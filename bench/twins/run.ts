@@ -4,7 +4,9 @@
  * Then the same SDK calls made by an app (bench/twins/sdk-app.ts, bundled) against (a) an in-process
  * TwinHost (the baseline), (b) the twins in a sandbox's pod, from inside the sandbox (the app deployed
  * with full isolation), (c) the sandbox's twins from the host through the router.
- * Run: npx tsx bench/twins/run.ts        BENCH_TWINS_PART=sdk|oop: only the in-process or the app part
+ * First, every twin in the registry against the bare engine serving the same call (bench/twins/ratio.ts).
+ * Run: npx tsx bench/twins/run.ts        BENCH_TWINS_PART=ratio|sdk|oop: only that part
+ * Ratio knobs: BENCH_RATIO_CALLS (200), BENCH_RATIO_ROUNDS (3), BENCH_RATIO_WARMUP (50), BENCH_RATIO_TWINS=a,b
  */
 import '../../test/helpers/sandbox-hosts.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,6 +22,7 @@ import Stripe from 'stripe';
 import { TwinHost } from '../../server/twins/host.ts';
 import { startBareEngine } from '../../server/twins/engine/emulate.ts';
 import { benchTwinbox, ratio, sourceTwin } from '../kit.ts';
+import { ratioTable } from './ratio.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -334,5 +337,6 @@ async function outOfProcess(): Promise<void> {
 }
 
 const part = process.env.BENCH_TWINS_PART;
-if (part !== 'oop') await main();
-if (part !== 'sdk') await outOfProcess();
+if (!part || part === 'ratio') await ratioTable();
+if (!part || part === 'sdk') await main();
+if (!part || part === 'oop') await outOfProcess();

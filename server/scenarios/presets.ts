@@ -32,6 +32,7 @@ export interface ScenarioPreset {
    * - google: `messages` (in the first account's mailbox), `labels` (its user labels, not Gmail's system ones).
    * - microsoft: `users` (of the tenant, as Graph `GET /users` lists them).
    * - apple: `accounts` (offered on the Sign in with Apple account picker; Apple has no API that lists them).
+   * - clerk: `users`, `organizations`, `memberships` (in those organizations), as @clerk/backend lists them.
    * - slack: `users`, `channels`, `messages` (the engine also always has user `admin`, `#general`,
    *   `#random` and the bot user; those count only when the seed names them).
    */
@@ -738,5 +739,38 @@ export const PRESETS: readonly ScenarioPreset[] = [
       },
     },
     promises: { apple: { accounts: 2 } },
+  },
+  {
+    id: 'preset_clerk_team',
+    name: 'Clerk users in an organization',
+    description:
+      'Three Clerk users (one with a password, one on the pro plan in its public metadata) and an Acme organization where Ada is admin and Grace a member, for an app that signs people in with Clerk and checks their organization role.',
+    twins: ['clerk'],
+    seed: {
+      clerk: {
+        users: [
+          {
+            email: 'ada@acme.dev',
+            first_name: 'Ada',
+            last_name: 'Lovelace',
+            password: 'analytical-engine',
+            public_metadata: { plan: 'pro' },
+          },
+          { email: 'grace@acme.dev', first_name: 'Grace', last_name: 'Hopper' },
+          { email: 'linus@example.org', username: 'linus' },
+        ],
+        organizations: [
+          {
+            name: 'Acme',
+            slug: 'acme',
+            members: [
+              { email: 'ada@acme.dev', role: 'org:admin' },
+              { email: 'grace@acme.dev', role: 'org:member' },
+            ],
+          },
+        ],
+      },
+    },
+    promises: { clerk: { users: 3, organizations: 1, memberships: 2 } },
   },
 ];

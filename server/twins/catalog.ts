@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { twinFactories } from './registry.ts';
 
 /**
@@ -9,18 +10,77 @@ export interface TwinCatalogEntry {
   description: string;
   /** Names of the environment variables an instance of this twin provides to the deployed app. */
   env_vars: string[];
+  /**
+   * What the twin supports: the vendor operations it serves (`POST /emails`, Slack's `/chat.postMessage`),
+   * as its vendored API description lists them; empty for a twin that has none yet.
+   */
+  operations: string[];
+  /** The vendor description its answers are checked against in our tests, or null when there is none. */
+  schema_source: TwinSchemaSource | null;
 }
+
+export interface TwinSchemaSource {
+  /** The description's title, as its `source.json` records it. */
+  name: string;
+  /** The description's version: its package or API version, else the commit it was taken from. */
+  version: string | null;
+  /** Where it is published. */
+  url: string | null;
+}
+
+/** An entry as a caller builds it: what the twin supports may be left out (none known). */
+export type TwinCatalogInput = Omit<TwinCatalogEntry, 'operations' | 'schema_source'> &
+  Partial<Pick<TwinCatalogEntry, 'operations' | 'schema_source'>>;
 
 export interface TwinCatalog {
   list(): TwinCatalogEntry[];
   has(name: string): boolean;
 }
 
-export function createCatalog(entries: TwinCatalogEntry[]): TwinCatalog {
-  const byName = new Map(entries.map((entry) => [entry.name, entry]));
+export function createCatalog(entries: TwinCatalogInput[]): TwinCatalog {
+  const byName = new Map(
+    entries.map((entry) => [entry.name, { operations: [], schema_source: null, ...entry }]),
+  );
   return {
     list: () => [...byName.values()],
     has: (name) => byName.has(name),
+  };
+}
+
+interface VendorSourceFile {
+  title?: string;
+  vendor?: string;
+  version?: string;
+  sdk_version?: string;
+  commit?: string;
+  url?: string;
+  operations?: string[];
+}
+
+/**
+ * A twin's vendored API description record, `server/twins/<name>/vendor-schema/source.json`, read by name so
+ * that this file knows no twin. Looked up beside this module, and from a build (`build/server/twins/`) in
+ * the source tree, which the build does not copy JSON into.
+ */
+function vendorSource(name: string): VendorSourceFile | undefined {
+  for (const base of ['./', '../../../server/twins/']) {
+    const file = new URL(`${base}${name}/vendor-schema/source.json`, import.meta.url);
+    if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as VendorSourceFile;
+  }
+  return undefined;
+}
+
+/** What a twin supports, from its vendored description record (none: no operations, no source). */
+export function twinSupport(name: string): Pick<TwinCatalogEntry, 'operations' | 'schema_source'> {
+  const source = vendorSource(name);
+  if (!source) return { operations: [], schema_source: null };
+  return {
+    operations: [...(source.operations ?? [])],
+    schema_source: {
+      name: source.title ?? source.vendor ?? name,
+      version: source.version ?? source.sdk_version ?? source.commit ?? null,
+      url: source.url ?? null,
+    },
   };
 }
 
@@ -33,5 +93,6 @@ export const builtInCatalog: TwinCatalog = createCatalog(
     name: f.name,
     description: f.description,
     env_vars: [...f.envVarNames],
+    ...twinSupport(f.name),
   })),
 );

@@ -16,7 +16,7 @@ import {
 } from './http.ts';
 import { writeInstance } from './persistence.ts';
 import { redactBody, redactPath } from './redact.ts';
-import { correlationOf, RequestLog } from './request-log.ts';
+import { correlationOf, LazyBody, RequestLog } from './request-log.ts';
 import { assertSafeFormKey, parseJsonSafe, screenRequest } from './safe-json.ts';
 import { randomToken, tokenMatchesHash } from './secrets.ts';
 
@@ -219,14 +219,17 @@ export class TwinInstance {
     if (!read) closeUnread(req, res, outHeaders);
     writeResponse(res, response.status, outHeaders, out);
     const known = this.driver.secrets();
+    const requestType = req.headers['content-type'] ?? '';
+    const responseType = response.headers.get('content-type') ?? '';
     this.log.add({
       at: new Date().toISOString(),
       method,
       path: redactPath(path, known),
       status: response.status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
-      request_body: redactBody(body.toString('utf8'), req.headers['content-type'] ?? '', known),
-      response_body: redactBody(out.toString('utf8'), response.headers.get('content-type') ?? '', known),
+      // Redacted when first read, with the secrets known now (a token revoked later is still masked).
+      request_body: new LazyBody(() => redactBody(body.toString('utf8'), requestType, known)),
+      response_body: new LazyBody(() => redactBody(out.toString('utf8'), responseType, known)),
       ...(faultLabel ? { fault: faultLabel } : {}),
       ...correlationOf(req.headers),
     });

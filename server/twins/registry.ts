@@ -12,6 +12,7 @@ import { mongoatlasTwin } from './mongoatlas/twin.ts';
 import { googleTwin } from './google/twin.ts';
 import { microsoftTwin } from './microsoft/twin.ts';
 import { appleTwin } from './apple/twin.ts';
+import { clerkTwin } from './clerk/twin.ts';
 
 /** Every twin implementation, by name; the catalog (catalog.ts) lists them all. A twin joins here once its official-SDK flow passes in test/twins. */
 export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
@@ -29,5 +30,6 @@ export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
     microsoftTwin,
     appleTwin,
     linearTwin,
+    clerkTwin,
   ].map((f) => [f.name, f]),
 );

@@ -60,14 +60,45 @@ export interface RequestLogPage {
   last_id: number;
 }
 
+/** A logged body computed when first read (see RequestLog.add). */
+export class LazyBody {
+  constructor(readonly compute: () => unknown) {}
+}
+
 export class RequestLog {
   private entries: RequestLogEntry[] = [];
   private nextId = 1;
 
   constructor(readonly capacity = 500) {}
 
-  add(entry: Omit<RequestLogEntry, 'id'>): void {
-    this.entries.push({ id: this.nextId++, ...entry });
+  /**
+   * `request_body` and `response_body` may be given as a LazyBody: redacting a body (parse, walk, mask)
+   * cost more than the rest of the twin layer on a GitHub read, and most entries are never read. The entry
+   * then computes the body the first time anything reads it (the admin API, the timeline, a summary) and
+   * keeps it; readers see a plain property either way.
+   */
+  add(
+    entry: Omit<RequestLogEntry, 'id' | 'request_body' | 'response_body'> & {
+      request_body: unknown;
+      response_body: unknown;
+    },
+  ): void {
+    const stored: RequestLogEntry = { id: this.nextId++, ...entry };
+    for (const key of ['request_body', 'response_body'] as const) {
+      const value = stored[key];
+      if (value instanceof LazyBody) {
+        Object.defineProperty(stored, key, {
+          enumerable: true,
+          configurable: true,
+          get: () => {
+            const computed = value.compute();
+            Object.defineProperty(stored, key, { value: computed, enumerable: true, writable: true });
+            return computed;
+          },
+        });
+      }
+    }
+    this.entries.push(stored);
     if (this.entries.length > this.capacity) this.entries.splice(0, this.entries.length - this.capacity);
   }
 

@@ -11,6 +11,7 @@ import { Vercel } from '@vercel/sdk';
 import { gmail as gmailApi } from '@googleapis/gmail';
 import { OAuth2Client } from 'google-auth-library';
 import { Client as GraphClient } from '@microsoft/microsoft-graph-client';
+import { createClerkClient } from '@clerk/backend';
 import type { TwinEntry } from '../../server/twins/instance.ts';
 import type { GitHubSeed } from '../../server/twins/github/seed.ts';
 import { stripeClient } from '../twins/helpers.ts';
@@ -316,6 +317,22 @@ async function appleCounts(entry: TwinEntry): Promise<Counts> {
   return { accounts: html.match(/name="email"/g)?.length ?? 0 };
 }
 
+/** What @clerk/backend lists of a Clerk twin: users, organizations, and the memberships in them. */
+async function clerkCounts(entry: TwinEntry): Promise<Counts> {
+  const clerk = createClerkClient({
+    secretKey: entry.env_vars.CLERK_SECRET_KEY,
+    apiUrl: entry.env_vars.CLERK_API_URL,
+  });
+  const users = await clerk.users.getUserList({ limit: 500 });
+  const orgs = await clerk.organizations.getOrganizationList({ limit: 500 });
+  let memberships = 0;
+  for (const org of orgs.data)
+    memberships += (
+      await clerk.organizations.getOrganizationMembershipList({ organizationId: org.id, limit: 500 })
+    ).totalCount;
+  return { users: users.totalCount, organizations: orgs.totalCount, memberships };
+}
+
 /** The counts of one twin, measured with its SDK. */
 export function countsFor(
   twin: string,
@@ -335,5 +352,6 @@ export function countsFor(
   if (twin === 'google') return googleCounts(entry);
   if (twin === 'microsoft') return microsoftCounts(entry);
   if (twin === 'apple') return appleCounts(entry);
+  if (twin === 'clerk') return clerkCounts(entry);
   return slackCounts(entry, seed as Record<string, any>);
 }

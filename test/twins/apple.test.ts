@@ -1,11 +1,16 @@
 import t from 'tap';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { createRemoteJWKSet, importPKCS8, jwtVerify, SignJWT } from 'jose';
+import { createRemoteJWKSet, customFetch, importPKCS8, jwtVerify, SignJWT } from 'jose';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
 import { tempDir, tempHost } from './helpers.ts';
+import { vendorFetch } from './vendor-schema.ts';
+
+// Every response of the twin is checked against Apple's documented shapes (server/twins/apple/vendor-schema):
+// a missing required field or a wrong type rejects the call and fails the test.
+const fetch = vendorFetch('apple');
 
 // Apple ships no Node client for Sign in with Apple: these are the HTTP flows Apple documents
 // ("Generate and validate tokens"), with `jose` for the client secret JWT and the ID token.
@@ -96,7 +101,7 @@ t.test(
     };
     const { payload } = await jwtVerify(
       tokens.body.id_token!,
-      createRemoteJWKSet(new URL(discovery.jwks_uri)),
+      createRemoteJWKSet(new URL(discovery.jwks_uri), { [customFetch]: fetch }),
       {
         issuer: env.APPLE_ISSUER,
         audience: env.APPLE_CLIENT_ID,

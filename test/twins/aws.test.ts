@@ -14,6 +14,7 @@ import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { awsTwin } from '../../server/twins/aws/twin.ts';
 import { tempHost, type Teardown } from './helpers.ts';
+import { smithyCheck } from './smithy-check.ts';
 
 const seed = {
   region: 'eu-west-1',
@@ -48,8 +49,10 @@ function useEnv(t: Teardown, env: Record<string, string>): void {
  * rest from the environment. Retries off, so an injected fault reaches the test as it is.
  */
 function clients(t: Teardown, credentials?: { accessKeyId: string; secretAccessKey: string }) {
-  const s3 = new S3Client({ maxAttempts: 1, ...(credentials ? { credentials } : {}) });
-  const sts = new STSClient({ maxAttempts: 1, ...(credentials ? { credentials } : {}) });
+  // Every answer is checked against AWS's own Smithy models (server/twins/aws/vendor-schema): a missing
+  // required member or a value of the wrong type rejects the call and fails the test.
+  const s3 = smithyCheck(new S3Client({ maxAttempts: 1, ...(credentials ? { credentials } : {}) }), 's3');
+  const sts = smithyCheck(new STSClient({ maxAttempts: 1, ...(credentials ? { credentials } : {}) }), 'sts');
   t.teardown(() => {
     s3.destroy();
     sts.destroy();

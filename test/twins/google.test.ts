@@ -7,6 +7,13 @@ import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
 import { tempDir, tempHost } from './helpers.ts';
+import { vendorFetch } from './vendor-schema.ts';
+
+// Every response of the twin is checked against Google's descriptions (server/twins/google/vendor-schema): a
+// missing required field or a wrong type rejects the call and fails the test. googleapis sends its calls
+// through the OAuth2Client's gaxios, which takes the checked fetch as its fetchImplementation.
+const fetch = vendorFetch('google');
+const checked = { fetchImplementation: fetch };
 
 const seed = {
   users: [
@@ -31,6 +38,7 @@ const seed = {
  */
 function clients(env: Record<string, string>, redirectUri?: string) {
   const auth = new OAuth2Client({
+    transporterOptions: checked,
     clientId: env.GOOGLE_CLIENT_ID,
     clientSecret: env.GOOGLE_CLIENT_SECRET,
     ...(redirectUri ? { redirectUri } : {}),
@@ -198,6 +206,7 @@ t.test('google twin: sign-in with Google (authorization code + PKCE) and the ID 
     response: { data: { error: 'invalid_grant' } },
   });
   const wrong = new OAuth2Client({
+    transporterOptions: checked,
     clientId: env.GOOGLE_CLIENT_ID,
     clientSecret: 'GOCSPX-wrong',
     endpoints: { oauth2TokenUrl: env.GOOGLE_OAUTH2_TOKEN_URL },
@@ -239,6 +248,7 @@ t.test('google twin: unknown and missing tokens fail as Google fails them', asyn
   t.equal(userinfo.status, 401);
   t.match(await userinfo.json(), { error: 'invalid_request' });
   const auth = new OAuth2Client({
+    transporterOptions: checked,
     clientId: entry.env_vars.GOOGLE_CLIENT_ID,
     clientSecret: entry.env_vars.GOOGLE_CLIENT_SECRET,
     endpoints: { oauth2TokenUrl: entry.env_vars.GOOGLE_OAUTH2_TOKEN_URL },
@@ -248,6 +258,7 @@ t.test('google twin: unknown and missing tokens fail as Google fails them', asyn
     response: { status: 400, data: { error: 'invalid_grant' } },
   });
   const demo = new OAuth2Client({
+    transporterOptions: checked,
     clientId: 'example-client-id.apps.googleusercontent.com',
     clientSecret: 'GOCSPX-example_secret',
     endpoints: { oauth2TokenUrl: entry.env_vars.GOOGLE_OAUTH2_TOKEN_URL },

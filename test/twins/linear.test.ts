@@ -5,6 +5,11 @@ import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost, webhookReceiver } from './helpers.ts';
+import { readFileSync } from 'node:fs';
+import { checkLinearAnswer, checkLinearFetch, checkedOperations } from './linear-schema.ts';
+
+// Every GraphQL answer in this file is checked against Linear's own schema (issue 13).
+checkLinearFetch(t);
 
 const seed = {
   organization: { name: 'Acme', url_key: 'acme' },
@@ -214,4 +219,45 @@ t.test('linear twin: its presets seed what they promise', async (t) => {
     if (promised.teams !== undefined) t.equal((await linear.teams()).nodes.length, promised.teams);
     if (promised.issues !== undefined) t.equal((await linear.issues()).nodes.length, promised.issues);
   }
+});
+
+t.test("linear twin: the schema check refuses an answer Linear's schema does not allow", async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['linear'], { adminToken: 'admin', seeds: { linear: seed } }))
+    .linear!;
+  const query = 'query Me { viewer { id email active avatarBackgroundColor } }';
+  const { data } = await linearClient(entry.env_vars).client.rawRequest<
+    { viewer: Record<string, unknown> },
+    Record<string, never>
+  >(query);
+  t.same(await checkLinearAnswer({ query }, data), [], "the twin's answer conforms");
+  const without = structuredClone(data!);
+  delete without.viewer.id;
+  t.match(await checkLinearAnswer({ query }, without), [/viewer\.id: .*non-nullable field User\.id/]);
+  const wrongType = structuredClone(data!);
+  wrongType.viewer.active = 'yes';
+  t.match(await checkLinearAnswer({ query }, wrongType), [/viewer\.active: .*Boolean/]);
+  const numberForString = structuredClone(data!);
+  numberForString.viewer.email = 42;
+  t.match(await checkLinearAnswer({ query }, numberForString), [/viewer\.email: String expected/]);
+  // Through the SDK: an answer that lost a non-null field fails the call.
+  const sent = globalThis.fetch;
+  checkLinearFetch(t, async (input, init) => {
+    const response = await sent(input, init);
+    const answer = (await response.json()) as { data: { viewer: Record<string, unknown> } };
+    delete answer.data.viewer.id;
+    return new Response(JSON.stringify(answer), { status: response.status, headers: response.headers });
+  });
+  await t.rejects(linearClient(entry.env_vars).viewer, /Linear schema: .*non-nullable field User\.id/);
+  globalThis.fetch = sent;
+  t.match(await checkLinearAnswer({ query: '{ viewer { nickname } }' }, data), [
+    /query: Cannot query field "nickname"/,
+  ]);
+});
+
+t.test('linear twin: every root field the twin serves was checked against the schema', async (t) => {
+  const source = JSON.parse(
+    readFileSync(new URL('../../server/twins/linear/vendor-schema/source.json', import.meta.url), 'utf8'),
+  ) as { operations: string[] };
+  t.same([...checkedOperations].sort(), [...source.operations].sort());
 });

@@ -1,10 +1,28 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
-import { Client, GraphError } from '@microsoft/microsoft-graph-client';
+import {
+  AuthenticationHandler,
+  Client,
+  CustomAuthenticationProvider,
+  GraphError,
+  type Middleware,
+} from '@microsoft/microsoft-graph-client';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost } from './helpers.ts';
+import { vendorFetch } from './vendor-schema.ts';
+
+// Every response of the twin is checked against Microsoft's descriptions (server/twins/microsoft/vendor-schema):
+// a missing required field or a wrong type rejects the call and fails the test.
+const fetch = vendorFetch('microsoft');
+
+/** The Graph client's last middleware, sending each request through the checked fetch. */
+const schemaChecked: Middleware = {
+  async execute(context) {
+    context.response = await fetch(context.request, context.options);
+  },
+};
 
 const seed = {
   users: [
@@ -42,9 +60,12 @@ async function appToken(env: Record<string, string>, secret = env.AZURE_CLIENT_S
  * goes in `fetchOptions` (docs/twins.md, "Microsoft").
  */
 function graph(env: Record<string, string>, token: string): Client {
-  return Client.init({
+  return Client.initWithMiddleware({
     baseUrl: env.MICROSOFT_GRAPH_BASE_URL,
-    authProvider: (done) => done(null, token),
+    middleware: [
+      new AuthenticationHandler(new CustomAuthenticationProvider((done) => done(null, token))),
+      schemaChecked,
+    ],
     fetchOptions: { headers: { authorization: `Bearer ${token}` } },
   });
 }

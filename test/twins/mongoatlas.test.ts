@@ -9,6 +9,7 @@ import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { mongoatlasTwin } from '../../server/twins/mongoatlas/twin.ts';
 import { tempDir, tempHost } from './helpers.ts';
+import { vendorFetch } from './vendor-schema.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
 
 const seed = {
@@ -37,12 +38,15 @@ async function accessToken(env: Record<string, string>, secret = env.MONGODB_ATL
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
+/** Admin API answers are checked against Atlas's vendored description before the test reads them. */
+const atlasFetch = vendorFetch('mongoatlas');
+
 /** An Admin API v2 client on the twin's variables. */
 async function atlas(env: Record<string, string>) {
   const { body } = await accessToken(env);
   const token = String(body.access_token);
   const call = async (method: string, path: string, payload?: unknown) => {
-    const res = await fetch(`${env.MONGODB_ATLAS_BASE_URL}/api/atlas/v2${path}`, {
+    const res = await atlasFetch(`${env.MONGODB_ATLAS_BASE_URL}/api/atlas/v2${path}`, {
       method,
       headers: {
         authorization: `Bearer ${token}`,

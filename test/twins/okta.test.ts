@@ -3,6 +3,19 @@ import * as okta from '@okta/okta-sdk-nodejs';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { oktaTwin } from '../../server/twins/okta/twin.ts';
 import { tempHost, type Teardown } from './helpers.ts';
+import { vendorFetch } from './vendor-schema.ts';
+
+// Every response of the twin is checked against Okta's own API description (server/twins/okta/vendor-schema):
+// a missing required field or a wrong type rejects the call and fails the test.
+const fetch = vendorFetch('okta');
+
+/** okta-sdk-nodejs' executor, with each response checked before the SDK reads it. */
+class SchemaCheckedExecutor extends okta.RequestExecutor {
+  override fetch(request: { url: string } & Record<string, unknown>) {
+    const send = (() => super.fetch(request)) as unknown as typeof globalThis.fetch;
+    return vendorFetch('okta', send)(request.url, request as RequestInit);
+  }
+}
 
 const seed = {
   users: [
@@ -24,7 +37,7 @@ function oktaClient(t: Teardown, env: Record<string, string>, token?: string): o
   try {
     return new okta.Client({
       ...(token ? { token } : {}),
-      requestExecutor: new okta.RequestExecutor(),
+      requestExecutor: new SchemaCheckedExecutor(),
       cacheMiddleware: null,
     } as ConstructorParameters<typeof okta.Client>[0]);
   } finally {

@@ -4,12 +4,20 @@ import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost, webhookReceiver } from './helpers.ts';
+import { checkGlobalFetch } from './vendor-hooks.ts';
 
 const seed = {
   domains: [{ name: 'acme.dev' }],
   contacts: [{ email: 'ada@example.com', first_name: 'Ada', audience: 'Newsletter' }],
   emails: [{ from: 'Acme <hi@acme.dev>', to: 'grace@example.com', subject: 'Welcome back' }],
 };
+
+// Every call resend-node makes (it names itself in User-Agent) is checked against Resend's OpenAPI description.
+checkGlobalFetch(
+  t,
+  'resend',
+  (request) => request.headers.get('user-agent')?.startsWith('resend-node') ?? false,
+);
 
 /** resend-node as an app builds it from the twin's variables: the key, and RESEND_BASE_URL read from the environment. */
 function resendClient(env: Record<string, string>, key = env.RESEND_API_KEY): Resend {

@@ -3,20 +3,34 @@ import twilio from 'twilio';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
 import { tempDir, tempHost } from './helpers.ts';
+import { assertVendorResponse } from './vendor-schema.ts';
 
 /**
  * twilio-node has no base-URL setting; an app points it at the twin with an httpClient that sends
  * https://<product>.twilio.com/<path> to TWILIO_BASE_URL (api -> /, verify -> /verify, ...), as docs/twins.md shows.
+ * Here it also checks every response against Twilio's vendored description (a failure rejects the call).
  */
 class TwinRequestClient extends twilio.RequestClient {
   constructor(private readonly base: string) {
     super();
   }
-  override request<TData>(opts: Parameters<typeof twilio.RequestClient.prototype.request<TData>>[0]) {
+  override async request<TData>(opts: Parameters<typeof twilio.RequestClient.prototype.request<TData>>[0]) {
     const uri = new URL(opts.uri);
     const product = uri.hostname.split('.')[0];
-    opts.uri = `${this.base}${product === 'api' ? '' : `/${product}`}${uri.pathname}${uri.search}`;
-    return super.request<TData>(opts);
+    const path = `${product === 'api' ? '' : `/${product}`}${uri.pathname}`;
+    opts.uri = `${this.base}${path}${uri.search}`;
+    const response = await super.request<TData>(opts);
+    // Every answer is checked against Twilio's OpenAPI descriptions before twilio-node reads it.
+    let body: unknown = response.body;
+    if (typeof body === 'string' && body) {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // Not JSON: checked as text, which a JSON schema refuses.
+      }
+    }
+    assertVendorResponse('twilio', { method: opts.method, path, status: response.statusCode, body });
+    return response;
   }
 }
 

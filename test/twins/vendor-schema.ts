@@ -237,8 +237,16 @@ function load(twin: string): Loaded {
     for (const [method, op] of Object.entries(item)) {
       if (!op || typeof op !== 'object' || !op.responses) continue;
       const segments = template.split('/');
+      // A parameter may fill a segment or part of one (Twilio's `/Messages/{Sid}.json`).
       const regex = new RegExp(
-        `^${segments.map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+' : escapeRegex(s))).join('/')}$`,
+        `^${segments
+          .map((s) =>
+            s
+              .split(/\{[^}]+\}/)
+              .map(escapeRegex)
+              .join('[^/]+'),
+          )
+          .join('/')}$`,
       );
       operations.push({
         method: method.toUpperCase(),
@@ -364,6 +372,22 @@ function schemaPointer(spec: Loaded, response: unknown, pointer: string): string
   return resp.content[type]?.schema ? `${r.pointer}/content/${escapePointer(type)}/schema` : null;
 }
 
+/**
+ * Compiles the validator of every documented JSON response of `twin` now. A large description (Vercel's
+ * project objects) takes seconds to compile, which would otherwise happen on the first call of each
+ * operation, in the middle of a test, with the twin's server in the same process: its keep-alive sockets
+ * time out while the event loop is blocked, and the SDK's next request meets ECONNRESET.
+ */
+export function compileVendorSchema(twin: string): void {
+  const spec = load(twin);
+  for (const op of spec.operations) {
+    for (const key of Object.keys(op.responses)) {
+      const pointer = schemaPointer(spec, op.responses[key], `${op.pointer}/responses/${escapePointer(key)}`);
+      if (pointer) validator(spec, pointer);
+    }
+  }
+}
+
 /** Checks one response against the twin's vendored description. Unknown operations are invalid. */
 export function checkResponse(twin: string, input: CheckInput): CheckResult {
   const spec = load(twin);
@@ -464,7 +488,10 @@ type Fetch = typeof globalThis.fetch;
 export function vendorFetch(twin: string, inner: Fetch = globalThis.fetch): Fetch {
   load(twin);
   return async (input, init) => {
-    const request = new Request(input, init);
+    // A Request given as input keeps its body: `new Request(request)` would take the body over, and the
+    // call below would then send a used one (@vercel/sdk hands its fetcher Requests).
+    const request = input instanceof Request ? input : new Request(input, init);
+    const method = init?.method ?? request.method;
     const response = await inner(input, init);
     const contentType = response.headers.get('content-type') ?? '';
     const bytes = Buffer.from(await response.clone().arrayBuffer());
@@ -477,7 +504,7 @@ export function vendorFetch(twin: string, inner: Fetch = globalThis.fetch): Fetc
       }
     }
     assertVendorResponse(twin, {
-      method: request.method,
+      method,
       path: new URL(request.url).pathname,
       status: response.status,
       body,

@@ -1,10 +1,12 @@
 import t from 'tap';
 import { Vercel } from '@vercel/sdk';
+import { HTTPClient } from '@vercel/sdk/lib/http';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { vercelTwin } from '../../server/twins/vercel/twin.ts';
 import { tempDir, tempHost } from './helpers.ts';
+import { compileVendorSchema, vendorFetch } from './vendor-schema.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
 
 const seed = {
@@ -19,9 +21,19 @@ const seed = {
   ],
 };
 
-/** @vercel/sdk as an app builds it from the twin's variables: the token, and VERCEL_API_URL as `serverURL`. */
+// Vercel's description is large: compiled before any twin runs (see compileVendorSchema).
+compileVendorSchema('vercel');
+
+/**
+ * @vercel/sdk as an app builds it from the twin's variables: the token, and VERCEL_API_URL as `serverURL`.
+ * Its HTTP client's fetcher checks every response against Vercel's vendored description.
+ */
 const vercelClient = (env: Record<string, string>, token = env.VERCEL_TOKEN) =>
-  new Vercel({ bearerToken: token, serverURL: env.VERCEL_API_URL });
+  new Vercel({
+    bearerToken: token,
+    serverURL: env.VERCEL_API_URL,
+    httpClient: new HTTPClient({ fetcher: vendorFetch('vercel') }),
+  });
 
 t.test(
   'vercel twin: user, teams, projects, env vars, deployments and domains through @vercel/sdk',

@@ -1,11 +1,11 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Joi from 'joi';
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
-import { TwinInputError, type Authorization, type TwinFactory } from '../driver.ts';
+import { type Authorization, type TwinFactory } from '../driver.ts';
 import { startEngine, type Engine } from '../engine/emulate.ts';
-import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import type { EngineTwinSaved } from '../engine/engine-twin.ts';
+import { accountsSchema, OAuthEngineTwin, seedValidator } from '../engine/oauth-engine-twin.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { summarizeApple } from './summary.ts';
 
 export interface AppleSeed {
@@ -22,29 +22,14 @@ export interface AppleSeed {
 }
 
 const schema = Joi.object<AppleSeed>({
-  users: Joi.array()
-    .items(
-      Joi.object({
-        email: Joi.string()
-          .email({ tlds: { allow: false } })
-          .required(),
-        name: Joi.string().max(200),
-        given_name: Joi.string().max(100),
-        family_name: Joi.string().max(100),
-        is_private_email: Joi.boolean(),
-      }),
-    )
-    .unique('email'),
+  users: accountsSchema(
+    { name: 200, given_name: 100, family_name: 100 },
+    { is_private_email: Joi.boolean() },
+  ),
   redirect_uris: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })),
 });
 
-function validateAppleSeed(seed: unknown): AppleSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'apple seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `apple seed: ${error.message}`);
-  return value;
-}
+const validateAppleSeed = seedValidator('apple', schema);
 
 /** Sign in with Apple's error body (`{error}` only, as its token endpoint answers). */
 const appleError = (status: number, error: string) => json(status, { error });
@@ -62,17 +47,14 @@ const DEFAULT_USERS = [{ email: 'user@icloud.example', name: 'Sandbox User' }];
 const appleId10 = () =>
   [...randomBytes(10)].map((b) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'[b % 36]).join('');
 
-class AppleTwin extends EngineTwin {
-  private revoked = new Set<string>();
-
-  constructor(
-    engine: Engine,
-    baseUrl: string,
-    credentials: Record<string, string>,
-    private readonly seed: AppleSeed,
-  ) {
-    // Apple's server-to-server notifications (account deletion, email changes) are not modelled.
-    super(engine, baseUrl, credentials, () => ({}));
+class AppleTwin extends OAuthEngineTwin {
+  constructor(engine: Engine, baseUrl: string, credentials: Record<string, string>, seed: AppleSeed) {
+    super(engine, baseUrl, credentials, {
+      usersCollection: 'apple.users',
+      usersIndexes: ['uid', 'email'],
+      demoEmail: ENGINE_DEMO_USER,
+      seed,
+    });
   }
 
   /** Sign in with Apple has no bearer-token API: the token and revoke endpoints check the client secret. */
@@ -159,35 +141,13 @@ class AppleTwin extends EngineTwin {
     ];
   }
 
-  protected override saveExtra(): unknown {
-    return { revoked: [...this.revoked] };
-  }
-
-  protected override restoreExtra(extra: unknown): void {
-    const revoked = (extra as { revoked?: unknown } | undefined)?.revoked;
-    this.revoked = new Set(Array.isArray(revoked) ? revoked.filter((r) => typeof r === 'string') : []);
-  }
-
-  /** Drops the engine's demo account and registers the twin's Services ID. */
-  prepare(): void {
-    const users = this.engine.store.collection('apple.users', ['uid', 'email']);
-    if (!this.seed.users?.some((u) => u.email === ENGINE_DEMO_USER))
-      for (const u of users.findBy('email', ENGINE_DEMO_USER)) users.delete(u.id);
-    this.engine.seedFromConfig({
-      oauth_clients: [
-        {
-          client_id: this.credentials.APPLE_CLIENT_ID,
-          team_id: this.credentials.APPLE_TEAM_ID,
-          key_id: this.credentials.APPLE_KEY_ID,
-          name: 'Twinbox app',
-          redirect_uris: this.seed.redirect_uris ?? [],
-        },
-      ],
-    });
-  }
-
-  protected override afterReset(): void {
-    this.prepare();
+  /** The twin's Services ID (APPLE_CLIENT_ID) with the team and key its client secrets name. */
+  protected oauthClient(): Record<string, unknown> {
+    return {
+      client_id: this.credentials.APPLE_CLIENT_ID,
+      team_id: this.credentials.APPLE_TEAM_ID,
+      key_id: this.credentials.APPLE_KEY_ID,
+    };
   }
 
   async applySeed(raw: unknown): Promise<void> {

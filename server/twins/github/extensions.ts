@@ -9,6 +9,7 @@ import { readTree } from './repo-files.ts';
 import { presentedToken } from '../secrets.ts';
 import { registerCommitStatuses } from './statuses.ts';
 import { gzipTar } from './tar.ts';
+import { codeloadQuery } from './visibility.ts';
 
 interface Deployment extends EngineRecord {
   repo_full_name: string;
@@ -299,7 +300,7 @@ export function registerExtensions(engine: Engine, baseUrl: string, call: Engine
             : r,
         );
     if (commit.status !== 200) return githubError(c, 404, 'Not Found');
-    const location = `${baseUrl}/_codeload/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/legacy.tar.gz/${commit.data.sha}`;
+    const location = `${baseUrl}/_codeload/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/legacy.tar.gz/${commit.data.sha}${codeloadQuery(engine, owner, repo)}`;
     return new Response(null, { status: 302, headers: { location } });
   };
   app.get('/repos/:owner/:repo/tarball/:ref{.+}', tarball);

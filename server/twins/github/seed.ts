@@ -57,7 +57,14 @@ export interface GitHubSeed {
   users?: Array<{ login: string; name?: string; email?: string; [key: string]: unknown }>;
   orgs?: Array<Record<string, unknown>>;
   repos?: GitHubRepoSeed[];
-  oauth_apps?: Array<{ client_id: string; client_secret: string; name?: string; redirect_uris?: string[] }>;
+  oauth_apps?: Array<{
+    client_id: string;
+    client_secret: string;
+    name?: string;
+    redirect_uris?: string[];
+    /** User tokens expire after 8 hours and come with refresh tokens, as a GitHub App's do. */
+    expiring_tokens?: boolean;
+  }>;
   apps?: Array<Record<string, unknown>>;
   /** Login that GITHUB_TOKEN authenticates as (default: first user). */
   token_login?: string;
@@ -141,6 +148,7 @@ const schema = Joi.object<GitHubSeed>({
       client_secret: Joi.string().required(),
       name: Joi.string(),
       redirect_uris: Joi.array().items(Joi.string()),
+      expiring_tokens: Joi.boolean(),
     }),
   ),
   apps: Joi.array().items(

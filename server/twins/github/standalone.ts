@@ -27,6 +27,10 @@ export class GitHubTwinAdmin extends TwinAdminClient {
   pushFiles(push: PushFiles): Promise<{ branch: string; commit_sha: string }> {
     return this.request('POST', '/repos/files', push);
   }
+  /** The expiring user tokens of `login` lapse now, as 8 hours passing would make them. */
+  expireUserTokens(login: string): Promise<{ expired: number }> {
+    return this.request('POST', '/oauth/expire-user-tokens', { login });
+  }
   /** When set, /login/oauth/authorize redirects at once with a code for this login. */
   setOAuthAutoApprove(login: string | null): Promise<unknown> {
     return this.request('PUT', '/oauth', { auto_approve: login });

@@ -19,12 +19,13 @@ import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
 import { handlePullFiles, refreshPullStats, registerExtensions, synchronizePulls } from './extensions.ts';
 import { GitHubFidelity } from './fidelity.ts';
-import { handleOAuth } from './oauth.ts';
+import { expireUserTokens, handleOAuth, tokenExpired } from './oauth.ts';
 import { applyIssuesAndPulls } from './issues-seed.ts';
 import { pushFiles, type EngineCall } from './repo-files.ts';
 import { engineSeed, repoSchema, validateGitHubSeed, type FileContent, type GitHubSeed } from './seed.ts';
 import { summarizeGitHub } from './summary.ts';
 import { describeGitHubChange } from './changes.ts';
+import { hiddenFrom } from './visibility.ts';
 
 const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
 const DOCS = 'https://docs.github.com/rest';
@@ -68,6 +69,8 @@ interface GitHubSaved {
   token: string;
   webhook_secret: string;
   auto_approve?: string;
+  /** Client ids of OAuth apps whose user tokens expire (seed `expiring_tokens`). */
+  expiring_clients?: string[];
   target?: WebhookTarget;
   tokens: Array<[string, EngineTokenUser]>;
   engine: EngineStoreSnapshot;
@@ -106,6 +109,8 @@ class GitHubTwin implements TwinDriver {
   private readonly internalToken = randomToken('twinbox_internal_');
   private readonly fidelity: GitHubFidelity;
   private autoApprove: string | undefined;
+  /** OAuth clients issuing expiring user tokens with refresh tokens (GitHub Apps' default). */
+  private readonly expiringClients = new Set<string>();
   /** While > 0 the twin is applying a seed: like Stripe's, seeding sends no webhooks. */
   private seeding = 0;
 
@@ -118,6 +123,7 @@ class GitHubTwin implements TwinDriver {
     private readonly webhookSecret: string,
   ) {
     this.autoApprove = seed.oauth?.auto_approve;
+    this.noteExpiringClients(seed);
     // Engine events (issue comments, pull requests, ...) and ours (deployments) all go to our target too.
     const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
     engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
@@ -204,7 +210,8 @@ class GitHubTwin implements TwinDriver {
           : 'A JSON web token could not be decoded',
       );
     }
-    return isKnownSecret(presented.token, this.engine.tokenMap.keys())
+    return isKnownSecret(presented.token, this.engine.tokenMap.keys()) &&
+      !tokenExpired(this.engine, presented.token)
       ? true
       : githubError(401, 'Bad credentials');
   }
@@ -214,7 +221,8 @@ class GitHubTwin implements TwinDriver {
     const url = new URL(request.url);
     const verdict = this.authorize({ method: request.method, url, headers: request.headers });
     if (verdict instanceof Response) return verdict;
-    const body = Buffer.from(await request.clone().arrayBuffer());
+    // A read has no body: cloning the request to find that out cost a stream tee per call.
+    const body = request.body === null ? Buffer.alloc(0) : Buffer.from(await request.clone().arrayBuffer());
     await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '');
     // The engine must only ever see a verified credential, as `token ...` or `Bearer ...`: it would take
     // any other token as its first user, and reads neither Basic (`user:token`) nor an unverified header.
@@ -226,9 +234,16 @@ class GitHubTwin implements TwinDriver {
       else headers.set('authorization', `token ${presented.token}`);
       forwarded = new Request(request, { headers });
     }
+    // A private repository its caller cannot read is GitHub's 404, before the engine says otherwise.
+    const jwt = verdict === true && presented?.scheme !== 'basic' && presented?.token.startsWith('eyJ');
+    const apiToken = verdict === true && presented && !jwt ? presented.token : undefined;
+    if (!jwt && hiddenFrom(this.engine, url, apiToken)) return githubError(404, 'Not Found');
     forwarded = await this.fidelity.prepare(forwarded);
     const response =
-      (await handleOAuth(this.engine, forwarded, { autoApprove: () => this.autoApprove })) ??
+      (await handleOAuth(this.engine, forwarded, {
+        autoApprove: () => this.autoApprove,
+        expiring: (clientId) => this.expiringClients.has(clientId),
+      })) ??
       (await handlePullFiles(this.engine, forwarded)) ??
       (await this.engine.app.fetch(forwarded));
     return this.fidelity.finish(forwarded, response);
@@ -265,6 +280,7 @@ class GitHubTwin implements TwinDriver {
       token: this.token,
       webhook_secret: this.webhookSecret,
       auto_approve: this.autoApprove,
+      expiring_clients: [...this.expiringClients],
       target: this.webhooks.target,
       tokens: [...this.engine.tokenMap].filter(([t]) => !t.startsWith(this.internalToken)),
       engine: this.engine.store.snapshot(),
@@ -276,6 +292,7 @@ class GitHubTwin implements TwinDriver {
     this.engine.tokenMap.clear();
     for (const [token, user] of saved.tokens) this.engine.tokenMap.set(token, user);
     this.autoApprove = saved.auto_approve;
+    for (const clientId of saved.expiring_clients ?? []) this.expiringClients.add(clientId);
     this.webhooks.target = saved.target;
   }
 
@@ -305,8 +322,13 @@ class GitHubTwin implements TwinDriver {
       this.seeding--;
     }
     if (seed.oauth?.auto_approve !== undefined) this.autoApprove = seed.oauth.auto_approve;
+    this.noteExpiringClients(seed);
     if (seed.webhook) this.configureTarget(seed.webhook);
     await this.applyRepoContent(seed);
+  }
+
+  private noteExpiringClients(seed: GitHubSeed): void {
+    for (const app of seed.oauth_apps ?? []) if (app.expiring_tokens) this.expiringClients.add(app.client_id);
   }
 
   configureTarget(w: NonNullable<GitHubSeed['webhook']>): void {
@@ -389,6 +411,12 @@ class GitHubTwin implements TwinDriver {
         result.commit_sha,
       );
       return { status: 201, body: result };
+    }
+    // Time passing, for tests: a login's expiring user tokens lapse now (its refresh tokens stay valid).
+    if (method === 'POST' && subpath === '/oauth/expire-user-tokens') {
+      const { error, value } = Joi.object({ login: Joi.string().required() }).validate(body ?? {});
+      if (error) throw new TwinInputError(400, error.message);
+      return { status: 200, body: { expired: expireUserTokens(this.engine, value.login) } };
     }
     if (method === 'PUT' && subpath === '/oauth') {
       const { error, value } = Joi.object({ auto_approve: Joi.string().allow(null).required() }).validate(

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
+import { type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
 import { startEngine, type Engine } from '../engine/emulate.ts';
-import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import type { EngineTwinSaved } from '../engine/engine-twin.ts';
+import { OAuthEngineTwin, seedValidator } from '../engine/oauth-engine-twin.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { presentedToken, randomToken } from '../secrets.ts';
 import { describeGoogleChange, summarizeGoogle } from './summary.ts';
 
@@ -99,13 +99,7 @@ const schema = Joi.object<GoogleSeed>({
 /** The account a sandbox has when its seed names none. */
 const DEFAULT_USER = { email: 'user@example.com', name: 'Sandbox User' };
 
-function validateGoogleSeed(seed: unknown): GoogleSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'google seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `google seed: ${error.message}`);
-  return value;
-}
+const validateGoogleSeed = seedValidator('google', schema);
 
 /** Google's JSON API error body (https://cloud.google.com/apis/design/errors#http_mapping). */
 function googleError(
@@ -145,17 +139,19 @@ const API_PATH = /^\/(gmail|calendar|drive|upload)\/|^\/oauth2\/v[23]\/userinfo$
 /** The engine's own demo account, present in every engine store: not in a Twinbox sandbox. */
 const ENGINE_DEMO_USER = 'testuser@gmail.com';
 
-class GoogleTwin extends EngineTwin {
-  private revoked = new Set<string>();
-
+class GoogleTwin extends OAuthEngineTwin {
   constructor(
     engine: Engine,
     baseUrl: string,
     credentials: Record<string, string>,
     private readonly seed: GoogleSeed,
   ) {
-    // Google APIs send no signed webhooks (Gmail push goes through Pub/Sub): nothing to sign.
-    super(engine, baseUrl, credentials, () => ({}));
+    super(engine, baseUrl, credentials, {
+      usersCollection: 'google.users',
+      usersIndexes: ['email'],
+      demoEmail: ENGINE_DEMO_USER,
+      seed,
+    });
   }
 
   private get account(): string {
@@ -204,9 +200,7 @@ class GoogleTwin extends EngineTwin {
     // form body); the engine reads the body only.
     if (request.method === 'POST' && url.pathname === '/oauth2/revoke') {
       const queryToken = url.searchParams.get('token');
-      const token = queryToken ?? new URLSearchParams(await request.clone().text()).get('token') ?? undefined;
-      // A revoked token leaves the token map, but the log must keep masking it.
-      if (token) this.revoked.add(token);
+      await this.rememberRevoked(request, true);
       if (queryToken) {
         request = new Request(url, {
           method: 'POST',
@@ -270,39 +264,27 @@ class GoogleTwin extends EngineTwin {
     ];
   }
 
-  protected override saveExtra(): unknown {
-    return { revoked: [...this.revoked] };
-  }
-
-  protected override restoreExtra(extra: unknown): void {
-    const revoked = (extra as { revoked?: unknown } | undefined)?.revoked;
-    this.revoked = new Set(Array.isArray(revoked) ? revoked.filter((r) => typeof r === 'string') : []);
-  }
-
-  /**
-   * Drops the engine's demo account, registers the twin's OAuth client and grants the first account's
-   * refresh token (GOOGLE_REFRESH_TOKEN), as a consent screen would have once.
-   */
-  prepare(): void {
-    if (!this.seed.users?.some((u) => u.email === ENGINE_DEMO_USER)) {
-      const store = this.engine.store;
-      const collections = Object.keys(store.snapshot().collections).filter((n) => n.startsWith('google.'));
-      for (const name of collections) {
-        const col = store.collection(name);
-        for (const item of col.all())
-          if (item.user_email === ENGINE_DEMO_USER || item.email === ENGINE_DEMO_USER) col.delete(item.id);
-      }
+  /** The demo account owns mail, labels, events and files too: it leaves every Google collection. */
+  protected override dropDemoAccount(): void {
+    const store = this.engine.store;
+    const collections = Object.keys(store.snapshot().collections).filter((n) => n.startsWith('google.'));
+    for (const name of collections) {
+      const col = store.collection(name);
+      for (const item of col.all())
+        if (item.user_email === ENGINE_DEMO_USER || item.email === ENGINE_DEMO_USER) col.delete(item.id);
     }
-    this.engine.seedFromConfig({
-      oauth_clients: [
-        {
-          client_id: this.credentials.GOOGLE_CLIENT_ID,
-          client_secret: this.credentials.GOOGLE_CLIENT_SECRET,
-          name: 'Twinbox app',
-          redirect_uris: this.seed.redirect_uris ?? [],
-        },
-      ],
-    });
+  }
+
+  protected oauthClient(): Record<string, unknown> {
+    return {
+      client_id: this.credentials.GOOGLE_CLIENT_ID,
+      client_secret: this.credentials.GOOGLE_CLIENT_SECRET,
+    };
+  }
+
+  /** Also grants the first account's refresh token (GOOGLE_REFRESH_TOKEN), as a consent screen once did. */
+  override prepare(): void {
+    super.prepare();
     this.refreshTokens().set(this.credentials.GOOGLE_REFRESH_TOKEN!, {
       email: this.account,
       scope: GRANTED_SCOPES,
@@ -338,10 +320,6 @@ class GoogleTwin extends EngineTwin {
         historyId: String(ids.reduce((max, id) => (id > max ? id : max), 1n)),
       });
     });
-  }
-
-  protected override afterReset(): void {
-    this.prepare();
   }
 
   async applySeed(raw: unknown): Promise<void> {

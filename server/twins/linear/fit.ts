@@ -4,11 +4,10 @@
  * @linear/sdk sends generated documents that select every field of a type and declare variables of
  * types such as `IssueSortInput`; the engine's schema has a subset of Linear's fields and types, so it
  * rejects the whole document ("Cannot query field ..."). Linear's own answer to such a document would
- * carry those fields; ours leaves out the ones the engine does not have, which the SDK's models read as
- * undefined. Removed: fields, arguments and fragments the engine's schema lacks, variables of unknown
+ * carry those fields. Removed: fields, arguments and fragments the engine's schema lacks, variables of unknown
  * types (and arguments that use them), selections left empty, variables left unused, and input-object
  * keys the engine's input types lack. A document that does not parse is passed on unchanged, so the
- * engine answers it with its own GraphQL error.
+ * engine answers it with its own GraphQL error. `conform.ts` then gives the answer Linear's shape.
  */
 import {
   Kind,
@@ -17,8 +16,6 @@ import {
   getIntrospectionQuery,
   getNamedType,
   isInputObjectType,
-  isInterfaceType,
-  isObjectType,
   isListType,
   isNonNullType,
   parse,
@@ -29,9 +26,6 @@ import {
   visitWithTypeInfo,
   type ASTNode,
   type DocumentNode,
-  type FragmentDefinitionNode,
-  type GraphQLNamedType,
-  type SelectionSetNode,
   type GraphQLInputType,
   type GraphQLSchema,
   type IntrospectionQuery,
@@ -84,7 +78,8 @@ function pruneInput(value: unknown, type: GraphQLInputType): unknown {
 export interface FittedRequest {
   query: string;
   variables: Record<string, unknown>;
-  fills: FillTree;
+  /** The document as the SDK sent it, against Linear's schema: what `conform.ts` shapes the answer to. */
+  original: DocumentNode;
 }
 
 export function fitDocument(
@@ -177,108 +172,5 @@ export function fitDocument(
         type && getNamedType(type) ? pruneInput(variables[name], type) : variables[name];
     }
   }
-  return { query: print(final), variables: fittedVariables, fills: fillTree(schema, doc) };
-}
-
-/**
- * Where the answer must carry a field the engine lacks: @linear/sdk's models map list fields
- * unconditionally (`data.projectStatuses.map(...)`), so a removed field with a selection gets `[]` when its
- * name is plural (Linear names its list fields so) and `null` otherwise; removed scalars stay absent.
- */
-export interface FillTree {
-  fills: Map<string, unknown>;
-  children: Map<string, FillTree>;
-}
-
-/** Linear's list fields of objects that are not plain plurals. */
-const LIST_FIELDS = new Set(['syncedWith', 'sharedWith']);
-const isListName = (name: string) => LIST_FIELDS.has(name) || /[^s]s$|ies$|ses$/.test(name);
-
-const emptyTree = (): FillTree => ({ fills: new Map(), children: new Map() });
-
-function fillTree(schema: GraphQLSchema, doc: DocumentNode): FillTree {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const def of doc.definitions)
-    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
-  // The SDK builds a required object field's model unconditionally; its own lists must then be lists too.
-  const skeleton = (set: SelectionSetNode, depth: number): Record<string, unknown> => {
-    const out: Record<string, unknown> = {};
-    if (depth > 20) return out;
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) {
-        if (!selection.selectionSet) continue;
-        const key = selection.alias?.value ?? selection.name.value;
-        out[key] = isListName(selection.name.value) ? [] : skeleton(selection.selectionSet, depth + 1);
-      } else {
-        const inner =
-          selection.kind === Kind.INLINE_FRAGMENT
-            ? selection.selectionSet
-            : fragments.get(selection.name.value)?.selectionSet;
-        if (inner) Object.assign(out, skeleton(inner, depth + 1));
-      }
-    }
-    return out;
-  };
-  const root = emptyTree();
-  const walk = (
-    set: SelectionSetNode,
-    parent: GraphQLNamedType | undefined,
-    tree: FillTree,
-    depth: number,
-  ) => {
-    if (!parent || depth > 50) return;
-    const fields = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields() : {};
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) {
-        const name = selection.name.value;
-        if (name.startsWith('__')) continue;
-        const key = selection.alias?.value ?? name;
-        const def = fields[name];
-        if (!def) {
-          if (selection.selectionSet)
-            tree.fills.set(key, isListName(name) ? [] : skeleton(selection.selectionSet, 0));
-          continue;
-        }
-        if (!selection.selectionSet) continue;
-        let child = tree.children.get(key);
-        if (!child) tree.children.set(key, (child = emptyTree()));
-        walk(selection.selectionSet, getNamedType(def.type), child, depth + 1);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
-        walk(selection.selectionSet, type ?? undefined, tree, depth + 1);
-      } else {
-        const fragment = fragments.get(selection.name.value);
-        if (fragment)
-          walk(
-            fragment.selectionSet,
-            schema.getType(fragment.typeCondition.name.value) ?? undefined,
-            tree,
-            depth + 1,
-          );
-      }
-    }
-  };
-  for (const def of doc.definitions) {
-    if (def.kind !== Kind.OPERATION_DEFINITION) continue;
-    const type =
-      def.operation === 'query'
-        ? schema.getQueryType()
-        : def.operation === 'mutation'
-          ? schema.getMutationType()
-          : schema.getSubscriptionType();
-    walk(def.selectionSet, type ?? undefined, root, 0);
-  }
-  return root;
-}
-
-/** Adds the fills to an answer's `data`, in place. */
-export function applyFills(value: unknown, tree: FillTree): void {
-  if (Array.isArray(value)) {
-    for (const item of value) applyFills(item, tree);
-    return;
-  }
-  if (!value || typeof value !== 'object') return;
-  const record = value as Record<string, unknown>;
-  for (const [key, fill] of tree.fills) if (!(key in record)) record[key] = structuredClone(fill);
-  for (const [key, child] of tree.children) applyFills(record[key], child);
+  return { query: print(final), variables: fittedVariables, original: doc };
 }

@@ -7,7 +7,8 @@ import { json } from '../http.ts';
 import { assertSafeKeys } from '../safe-json.ts';
 import { isKnownSecret, randomToken } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
-import { applyFills, fitDocument, linearEngineSchema } from './fit.ts';
+import { conformAnswer } from './conform.ts';
+import { fitDocument, linearEngineSchema } from './fit.ts';
 import { describeLinearChange } from './changes.ts';
 import { summarizeLinear } from './summary.ts';
 
@@ -267,8 +268,17 @@ class LinearTwin extends EngineTwin {
       }),
     );
     if (!fitted || !response.headers.get('content-type')?.includes('json')) return response;
-    const answer = (await response.json()) as { data?: unknown };
-    if (answer.data) applyFills(answer.data, fitted.fills);
+    const answer = (await response.json()) as { data?: unknown; errors?: unknown[] };
+    // An answer with errors goes as the engine gave it: filling its nulls would hide what failed.
+    if (answer.data && !answer.errors?.length)
+      answer.data =
+        (await conformAnswer(
+          fitted.original,
+          variables,
+          typeof body.operationName === 'string' ? body.operationName : undefined,
+          answer.data,
+          this.baseUrl,
+        )) ?? answer.data;
     return json(response.status, answer);
   }
 

@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
+import { type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
 import { startEngine, type Engine, type EngineContext } from '../engine/emulate.ts';
-import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import type { EngineTwinSaved } from '../engine/engine-twin.ts';
+import { accountsSchema, OAuthEngineTwin, seedValidator } from '../engine/oauth-engine-twin.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { presentedToken } from '../secrets.ts';
 import { summarizeMicrosoft } from './summary.ts';
 
@@ -16,28 +16,11 @@ export interface MicrosoftSeed {
 }
 
 const schema = Joi.object<MicrosoftSeed>({
-  users: Joi.array()
-    .items(
-      Joi.object({
-        email: Joi.string()
-          .email({ tlds: { allow: false } })
-          .required(),
-        name: Joi.string().max(256),
-        given_name: Joi.string().max(64),
-        family_name: Joi.string().max(64),
-      }),
-    )
-    .unique('email'),
+  users: accountsSchema({ name: 256, given_name: 64, family_name: 64 }),
   redirect_uris: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })),
 });
 
-function validateMicrosoftSeed(seed: unknown): MicrosoftSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'microsoft seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `microsoft seed: ${error.message}`);
-  return value;
-}
+const validateMicrosoftSeed = seedValidator('microsoft', schema);
 
 /** The tenant the engine issues every token in (its issuer is `<base_url>/<tenant>/v2.0`). */
 const TENANT_ID = '9188040d-6c67-4c5b-b112-36a304b66dad';
@@ -88,17 +71,14 @@ interface GraphUser {
   preferred_username: string;
 }
 
-class MicrosoftTwin extends EngineTwin {
-  private revoked = new Set<string>();
-
-  constructor(
-    engine: Engine,
-    baseUrl: string,
-    credentials: Record<string, string>,
-    private readonly seed: MicrosoftSeed,
-  ) {
-    // Entra ID and Graph send no signed webhooks the twin models (Graph change notifications are absent).
-    super(engine, baseUrl, credentials, () => ({}));
+class MicrosoftTwin extends OAuthEngineTwin {
+  constructor(engine: Engine, baseUrl: string, credentials: Record<string, string>, seed: MicrosoftSeed) {
+    super(engine, baseUrl, credentials, {
+      usersCollection: 'microsoft.users',
+      usersIndexes: ['oid', 'email'],
+      demoEmail: ENGINE_DEMO_USER,
+      seed,
+    });
   }
 
   /**
@@ -123,11 +103,8 @@ class MicrosoftTwin extends EngineTwin {
 
   override async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
-    if (request.method === 'POST' && url.pathname === '/oauth2/v2.0/revoke') {
-      const token = new URLSearchParams(await request.clone().text()).get('token');
-      // A revoked token leaves the token map, but the log must keep masking it.
-      if (token) this.revoked.add(token);
-    }
+    if (request.method === 'POST' && url.pathname === '/oauth2/v2.0/revoke')
+      await this.rememberRevoked(request);
     const response = await this.engine.app.fetch(request);
     if (response.status === 404 && API_PATH.test(url.pathname)) {
       const body = (await response
@@ -240,34 +217,12 @@ class MicrosoftTwin extends EngineTwin {
     return [this.credentials.AZURE_CLIENT_SECRET!, ...this.engine.tokenMap.keys(), ...this.revoked];
   }
 
-  protected override saveExtra(): unknown {
-    return { revoked: [...this.revoked] };
-  }
-
-  protected override restoreExtra(extra: unknown): void {
-    const revoked = (extra as { revoked?: unknown } | undefined)?.revoked;
-    this.revoked = new Set(Array.isArray(revoked) ? revoked.filter((r) => typeof r === 'string') : []);
-  }
-
-  /** Drops the engine's demo account and registers the twin's app (AZURE_CLIENT_ID). */
-  prepare(): void {
-    if (!this.seed.users?.some((u) => u.email === ENGINE_DEMO_USER)) {
-      for (const u of this.users().findBy('email', ENGINE_DEMO_USER)) this.users().delete(u.id);
-    }
-    this.engine.seedFromConfig({
-      oauth_clients: [
-        {
-          client_id: this.credentials.AZURE_CLIENT_ID,
-          client_secret: this.credentials.AZURE_CLIENT_SECRET,
-          name: 'Twinbox app',
-          redirect_uris: this.seed.redirect_uris ?? [],
-        },
-      ],
-    });
-  }
-
-  protected override afterReset(): void {
-    this.prepare();
+  /** The twin's app registration (AZURE_CLIENT_ID). */
+  protected oauthClient(): Record<string, unknown> {
+    return {
+      client_id: this.credentials.AZURE_CLIENT_ID,
+      client_secret: this.credentials.AZURE_CLIENT_SECRET,
+    };
   }
 
   async applySeed(raw: unknown): Promise<void> {

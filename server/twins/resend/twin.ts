@@ -66,6 +66,9 @@ function validateResendSeed(seed: unknown): ResendSeed {
 const resendError = (statusCode: number, name: string, message: string, headers?: Record<string, string>) =>
   json(statusCode, { statusCode, name, message }, headers);
 
+/** The creates Resend answers with 201 (its OpenAPI description): domains, API keys, audiences, contacts. */
+const CREATES = /^\/(domains|api-keys|audiences|contacts|audiences\/[^/]+\/contacts)$/;
+
 /** Resend's shared test domain: any project may send from it without adding it. */
 const TEST_DOMAIN = 'resend.dev';
 
@@ -167,6 +170,10 @@ class ResendTwin extends EngineTwin {
         .catch(() => undefined)) as { name?: unknown } | undefined;
       if (typeof body?.name !== 'string')
         return resendError(404, 'not_found', 'The requested endpoint does not exist.');
+    }
+    if (request.method === 'POST' && response.status === 200 && CREATES.test(pathname)) {
+      // Resend's description answers a create with 201 Created; the engine says 200.
+      return new Response(response.body, { status: 201, headers: response.headers });
     }
     if (request.method !== 'GET' && !segments) return response;
     return this.finish(response, segments);

@@ -1,0 +1,237 @@
+/**
+ * Every twin in the registry against the bare engine serving the same SDK call, in one run.
+ * Baseline: emulate's own service (startBareEngine: its Hono app behind its own listener, no twin layer)
+ * for engine-backed twins; for a twin that is ours (stripe) or a call the bare engine cannot serve, a
+ * canned node:http server answering the body the twin answered (recorded through a forwarding server
+ * first), so the baseline is the HTTP round trip and the SDK's own work only.
+ * Rounds alternate which side goes first, so a slow patch of a loaded machine hits both alike.
+ */
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TwinHost } from '../../server/twins/host.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
+import { startBareEngine, type EngineService } from '../../server/twins/engine/emulate.ts';
+import { twinCalls, type Call, type Env } from './calls.ts';
+
+const CALLS = Number(process.env.BENCH_RATIO_CALLS ?? 200);
+const ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 3);
+const WARMUP = Number(process.env.BENCH_RATIO_WARMUP ?? 50);
+/** BENCH_RATIO_TWINS=github,stripe: only these (default: every twin in the registry). */
+const ONLY = process.env.BENCH_RATIO_TWINS?.split(',').filter(Boolean);
+
+/** Twins Twinbox implements itself (not on an emulate engine): their baseline is the canned server. */
+const OURS = new Set(['stripe']);
+
+interface Recorded {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+// Framing is the replaying server's own (it sets content-length); the body is kept as sent, encoding too.
+const DROP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+function listen(server: Server): Promise<string> {
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      resolve(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
+    }),
+  );
+}
+
+function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+function readBody(req: NodeJS.ReadableStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** Forwards to `origin` as it came (Host too: SigV4 signs it) and keeps the last answer per method and path. */
+async function recorder(origin: string) {
+  const records = new Map<string, Recorded>();
+  const target = new URL(origin);
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req);
+    const upstream = await new Promise<IncomingMessage>((resolve, reject) =>
+      request(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        resolve,
+      )
+        .on('error', reject)
+        .end(body),
+    );
+    const answer: Recorded = {
+      status: upstream.statusCode ?? 502,
+      headers: {},
+      body: await readBody(upstream),
+    };
+    for (const [k, v] of Object.entries(upstream.headers))
+      if (!DROP.has(k) && v !== undefined) answer.headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    answer.headers['content-length'] = String(answer.body.length);
+    records.set(`${req.method} ${req.url}`, answer);
+    res.writeHead(answer.status, answer.headers).end(answer.body);
+  });
+  return { url: await listen(server), records, close: () => close(server) };
+}
+
+/** Answers each recorded request with its recorded answer; reads the request body as a server must. */
+async function canned(records: Map<string, Recorded>) {
+  const server = createServer(async (req, res) => {
+    await readBody(req);
+    const answer = records.get(`${req.method} ${req.url}`);
+    if (!answer) res.writeHead(404).end('not recorded');
+    else res.writeHead(answer.status, answer.headers).end(answer.body);
+  });
+  return { url: await listen(server), close: () => close(server) };
+}
+
+/** The twin's variables with its origin swapped for `to`. */
+function swap(env: Env, from: string, to: string): Env {
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.split(from).join(to)]));
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function timed(call: Call, n: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await call();
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+
+interface Row {
+  twin: string;
+  call: string;
+  baseline: string;
+  twinP50: number;
+  twinP99: number;
+  bareP50: number;
+  bareP99: number;
+  rounds: number[];
+}
+
+async function measure(twin: string, host: TwinHost): Promise<Row> {
+  const spec = twinCalls[twin];
+  if (!spec) throw new Error(`bench/twins/calls.ts has no call for the ${twin} twin`);
+  const entry = (
+    await host.start(`ratio-${twin}`, [twin], {
+      adminToken: 'bench',
+      ...(spec.seed ? { seeds: { [twin]: spec.seed } } : {}),
+    })
+  )[twin]!;
+  const origin = new URL(entry.base_url).origin;
+  const env = entry.env_vars;
+  const ours = await spec.prepare(env);
+  await ours();
+
+  const closers: Array<() => Promise<unknown>> = [];
+  let bare: Call | undefined;
+  let baseline = 'emulate engine';
+  try {
+    if (!OURS.has(twin)) {
+      try {
+        const engine = await startBareEngine(twin as EngineService, spec.bareSeed as never);
+        closers.push(() => engine.close());
+        const call = await spec.prepare(swap(env, origin, engine.url.replace('localhost', '127.0.0.1')));
+        await call();
+        bare = call;
+      } catch (error) {
+        const e = error as { message?: string; statusCode?: number; status?: number };
+        const why = `${e.statusCode ?? e.status ?? ''} ${e.message ?? ''}`
+          .trim()
+          .split('\n')[0]!
+          .slice(0, 80);
+        baseline = `canned (bare engine: ${why || String(error)})`;
+      }
+    } else baseline = 'canned (twin is ours)';
+    if (!bare) {
+      const rec = await recorder(origin);
+      closers.push(rec.close);
+      await (
+        await spec.prepare(swap(env, origin, rec.url))
+      )();
+      const replay = await canned(rec.records);
+      closers.push(replay.close);
+      bare = await spec.prepare(swap(env, origin, replay.url));
+      await bare();
+    }
+
+    await timed(ours, WARMUP);
+    await timed(bare, WARMUP);
+    const all = { ours: [] as number[], bare: [] as number[] };
+    const rounds: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? (['ours', 'bare'] as const) : (['bare', 'ours'] as const);
+      const got: Record<string, number[]> = {};
+      for (const side of order) got[side] = await timed(side === 'ours' ? ours : bare, CALLS);
+      const p50 = (xs: number[]) =>
+        pct(
+          xs.toSorted((a, b) => a - b),
+          50,
+        );
+      rounds.push(p50(got.ours!) / p50(got.bare!));
+      all.ours.push(...got.ours!);
+      all.bare.push(...got.bare!);
+    }
+    all.ours.sort((a, b) => a - b);
+    all.bare.sort((a, b) => a - b);
+    return {
+      twin,
+      call: spec.call,
+      baseline,
+      twinP50: pct(all.ours, 50),
+      twinP99: pct(all.ours, 99),
+      bareP50: pct(all.bare, 50),
+      bareP99: pct(all.bare, 99),
+      rounds,
+    };
+  } finally {
+    for (const closeIt of closers.reverse()) await closeIt();
+    await host.stop(`ratio-${twin}`, { purge: true });
+  }
+}
+
+/** Prints the table: every twin's call through Twinbox's twin layer vs the bare engine, same process. */
+export async function ratioTable(): Promise<Row[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'twinbox-bench-ratio-'));
+  const host = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const rows: Row[] = [];
+  try {
+    for (const twin of twinFactories.keys()) {
+      if (ONLY && !ONLY.includes(twin)) continue;
+      rows.push(await measure(twin, host));
+      process.stderr.write(`ratio: ${twin} done\n`);
+    }
+  } finally {
+    await host.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  const f = (n: number) => n.toFixed(2);
+  console.log(
+    `\n## Twin SDK calls, every twin vs the bare engine (${ROUNDS} alternating rounds of ${CALLS} sequential calls after ${WARMUP} warm-up each; p50/p99 over all rounds)\n`,
+  );
+  console.log(
+    '| twin | call | twin p50 / p99 ms | bare p50 / p99 ms | ratio p50 | ratio per round | +ms p50 | baseline |',
+  );
+  console.log('|---|---|---|---|---:|---|---:|---|');
+  for (const r of rows)
+    console.log(
+      `| ${r.twin} | ${r.call} | ${f(r.twinP50)} / ${f(r.twinP99)} | ${f(r.bareP50)} / ${f(r.bareP99)} | ${f(r.twinP50 / r.bareP50)}x${r.twinP50 / r.bareP50 > 1.2 ? ' **>1.2**' : ''} | ${r.rounds.map(f).join(', ')} | ${f(r.twinP50 - r.bareP50)} | ${r.baseline} |`,
+    );
+  return rows;
+}
