@@ -30,12 +30,19 @@ export const COLLECTIONS: { readonly [K in CollectionKey]: CollectionSpec<Record
   apiKeys: { table: 'api_keys', unique: ['hash'], indexed: ['account_id'] },
   identities: { table: 'identities', unique: ['provider_key'], indexed: ['account_id'] },
   scenarios: { table: 'scenarios', unique: [], indexed: ['owner_id'] },
-  sandboxes: { table: 'sandboxes', unique: [], indexed: ['owner_id', 'status'] },
+  sandboxes: { table: 'sandboxes', unique: [], indexed: ['owner_id', 'status', 'runner_id'] },
   verificationCodes: { table: 'verification_codes', unique: [], indexed: [] },
   githubInstallations: { table: 'github_installations', unique: [], indexed: [] },
   githubPulls: { table: 'github_pulls', unique: [], indexed: ['sandbox_id'] },
   githubDeliveries: { table: 'github_deliveries', unique: [], indexed: [] },
   sandboxEvents: { table: 'sandbox_events', unique: [], indexed: ['sandbox_id'] },
+  oauthStates: { table: 'oauth_states', unique: [], indexed: ['expires_hour'] },
+  rateLimits: { table: 'rate_limits', unique: [], indexed: ['expires_hour'] },
+  revokedSessions: { table: 'revoked_sessions', unique: [], indexed: ['expires_hour'] },
+  serverSecrets: { table: 'server_secrets', unique: [], indexed: [] },
+  sweepCursors: { table: 'sweep_cursors', unique: [], indexed: [] },
+  jobs: { table: 'jobs', unique: [], indexed: ['state'] },
+  runners: { table: 'runners', unique: [], indexed: [] },
 };
 
 export const COLLECTION_KEYS = Object.keys(COLLECTIONS) as CollectionKey[];

@@ -38,6 +38,24 @@ export interface IdentityRecord {
   provider_key: string;
   login: string;
   created_at: string;
+  /**
+   * The connection's GitHub OAuth token, which fetches the owner's private repositories. Sealed with
+   * AES-256-GCM (server/identity/secret-box.ts), never kept in plain text. Absent on links made before
+   * tokens were kept.
+   */
+  github_token?: SealedGitHubToken | null;
+}
+
+export interface SealedGitHubToken {
+  /** Sealed access token. */
+  access_token: string;
+  /** Sealed refresh token; null when GitHub gave none (OAuth Apps' tokens do not expire). */
+  refresh_token: string | null;
+  /** When the access token expires; null: it does not. */
+  expires_at: string | null;
+  /** When the refresh token expires; null: unknown or none. */
+  refresh_expires_at: string | null;
+  updated_at: string;
 }
 
 /** One live one-time code per (e-mail, purpose); see identity/codes.ts. */
@@ -109,8 +127,33 @@ export interface SandboxRecord {
   ended_at: string | null;
   /** How the app was confined once deployed: `none` in development without isolation (docs/security.md). */
   isolation?: 'full' | 'none' | null;
+  /**
+   * The GitHub App installation that started this sandbox (app/): its source is fetched with that
+   * installation's token, minted at fetch time. Absent or null: the owner's GitHub connection.
+   */
+  installation_id?: number | null;
   /** Outbound calls the sandbox's code tried and was refused, per host and port. */
   blocked_egress?: Array<{ host: string; port: number; count: number; first_seen: string }>;
+  /**
+   * The runner process that took this sandbox's deploy and holds its pod (docs/scaling.md); set when
+   * the deploy starts (`building`). Absent on sandboxes of a single process made before runners.
+   */
+  runner_id?: string | null;
+}
+
+/**
+ * A runner process (TWINBOX_ROLE=runner or all) on a shared PostgreSQL: where the others reach the
+ * sandboxes it holds, and whether it still lives (docs/scaling.md). Its id is TWINBOX_RUNNER_ID.
+ */
+export interface RunnerRecord {
+  id: string;
+  /** Internal base URL (TWINBOX_RUNNER_URL): API processes proxy its sandboxes' hosts and logs there. */
+  url: string;
+  started_at: string;
+  /** Renewed every few seconds while it runs; older than TWINBOX_RUNNER_STALE_SECONDS means it died. */
+  heartbeat_at: string;
+  /** Set once its sandboxes were failed because its heartbeat went stale; cleared when it starts again. */
+  lost_at: string | null;
 }
 
 /** A GitHub App installation Twinbox has heard of (app/); its id is the installation's numeric id. */
@@ -155,6 +198,27 @@ export interface GitHubPullRecord {
   updated_at: string;
 }
 
+/**
+ * A job of the embedded job queue (server/jobs/embedded.ts; on PostgreSQL jobs live in pg-boss). A keyed
+ * job's record stays once finished, without its data, so that its key is never accepted again.
+ */
+export interface JobRecord {
+  /** `k` and a hash of queue and key for a keyed job, else a random UUID. */
+  id: string;
+  queue: string;
+  key: string | null;
+  /** What the handler gets; null once the job has finished. */
+  data: Record<string, unknown> | null;
+  state: 'queued' | 'active' | 'done' | 'failed';
+  /** Runs started, this one included: more than 1 after a run was cut off. */
+  attempts: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  /** The handler's error, for a `failed` job. */
+  error: string | null;
+}
+
 /** A webhook delivery already accepted (X-GitHub-Delivery), so a repeated delivery does nothing. */
 export interface GitHubDeliveryRecord {
   id: string;
@@ -179,4 +243,63 @@ export interface SandboxEventRecord {
   summary: string;
   duration_ms?: number;
   detail?: Record<string, unknown>;
+}
+
+/**
+ * A record that lapses at `expires_at`. `expires_hour` (its UTC hour, `YYYY-MM-DDTHH`) is indexed, so
+ * store/expiry.ts finds the lapsed ones hour by hour with the Store's equality lookups and deletes them.
+ */
+export interface ExpiringRecord {
+  id: string;
+  expires_at: string;
+  expires_hour: string;
+}
+
+/**
+ * A GitHub sign-in or connect flow between its start and its callback (identity/github/state.ts); its
+ * id is the nonce of the `state` parameter. Kept in the Store, so the callback may reach any process.
+ */
+export interface OAuthStateRecord extends ExpiringRecord {
+  purpose: 'login' | 'connect';
+  /** connect only: the signed-in account. */
+  account_id: string | null;
+  /** PKCE verifier, sent at the code exchange; useless without the code GitHub gives the browser. */
+  code_verifier: string;
+  /** login only: the page to land on once signed in (already checked by `safeNext`). */
+  next: string | null;
+  /** SHA-256 (base64url) of the random value in the starting browser's cookie. */
+  binding_hash: string;
+  created_at: string;
+}
+
+/** The recent hits of one rate-limited key (identity/rate-limit.ts); its id is a hash of limiter and key. */
+export interface RateLimitRecord extends ExpiringRecord {
+  /** Epoch milliseconds of the hits still inside the window, oldest first. */
+  hits: number[];
+}
+
+/**
+ * A session (JWT) signed out before its expiry; its id is the token's `jti`. Kept until the token would
+ * have expired anyway (`expires_at`), then swept.
+ */
+export interface RevokedSessionRecord extends ExpiringRecord {
+  account_id: string;
+  revoked_at: string;
+}
+
+/**
+ * A key every process of one Store signs or hashes with (the JWT secret when TWINBOX_JWT_SECRET is
+ * unset, the code key), made once by whichever process needs it first (auth/shared-secrets.ts).
+ */
+export interface ServerSecretRecord {
+  id: string;
+  value: string;
+  created_at: string;
+}
+
+/** How far store/expiry.ts has swept one collection: every hour before `swept_before` is done. */
+export interface SweepCursorRecord {
+  /** The collection's table name. */
+  id: string;
+  swept_before: string;
 }

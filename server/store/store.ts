@@ -5,10 +5,17 @@ import type {
   GitHubInstallationRecord,
   GitHubPullRecord,
   IdentityRecord,
+  JobRecord,
   SandboxEventRecord,
   SandboxRecord,
+  RunnerRecord,
   ScenarioRecord,
   VerificationCodeRecord,
+  OAuthStateRecord,
+  RateLimitRecord,
+  RevokedSessionRecord,
+  ServerSecretRecord,
+  SweepCursorRecord,
 } from './records.ts';
 
 /**
@@ -51,6 +58,20 @@ export interface Store {
   githubDeliveries: Collection<GitHubDeliveryRecord>;
   /** Twinbox's own events of each sandbox (the timeline); indexed by `sandbox_id`. */
   sandboxEvents: Collection<SandboxEventRecord>;
+  /** The embedded job queue's jobs (server/jobs/embedded.ts); indexed by `state`. */
+  jobs: Collection<JobRecord>;
+  /** Runner processes on a shared database (server/runners/): their internal URL and heartbeat. */
+  runners: Collection<RunnerRecord>;
+  /** GitHub sign-in flows in progress, shared by every process (identity/github/state.ts). */
+  oauthStates: Collection<OAuthStateRecord>;
+  /** Rate-limit counters of the sign-in endpoints, shared by every process (identity/rate-limit.ts). */
+  rateLimits: Collection<RateLimitRecord>;
+  /** Sessions signed out before they expire (auth/sessions.ts); looked up by `jti` on each session request. */
+  revokedSessions: Collection<RevokedSessionRecord>;
+  /** Keys shared by every process of this Store (auth/shared-secrets.ts). */
+  serverSecrets: Collection<ServerSecretRecord>;
+  /** How far the expiry sweep (store/expiry.ts) has gone, per collection. */
+  sweepCursors: Collection<SweepCursorRecord>;
   close(): Promise<void>;
 }
 

@@ -24,7 +24,9 @@ function adminPool(): pg.Pool {
     tap.teardown(async () => {
       const pool = admin!;
       admin = undefined;
-      for (const schema of created) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      // pg-boss keeps its jobs in a schema beside the store's (server/jobs/postgres.ts bossSchemaFor).
+      for (const schema of created)
+        await pool.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_pgboss" CASCADE`);
       created.clear();
       await pool.end();
     });

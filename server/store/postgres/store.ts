@@ -1,11 +1,8 @@
-import pg from 'pg';
 import type { Store } from '../store.ts';
 import { openCollections } from '../collections.ts';
 import { PostgresCollection } from './collection.ts';
-import { decodeJson } from './codec.ts';
 import { migrate, verifySchema } from './migrate.ts';
-
-const JSONB_OID = 3802;
+import { openPool } from './pool.ts';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`; `?options=-c search_path=<schema>` picks a schema. */
@@ -36,22 +33,12 @@ export class DatabaseUnavailableError extends Error {
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const log = options.log ?? (() => {});
-  const pool = new pg.Pool({
-    connectionString: options.url,
+  const pool = openPool({
+    url: options.url,
     max: options.poolSize ?? 10,
-    application_name: 'twinbox',
-    // A database that does not answer fails the request that waits for it instead of hanging it.
-    connectionTimeoutMillis: 10_000,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === JSONB_OID
-          ? decodeJson
-          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-    },
+    applicationName: 'twinbox',
+    onLost: (error) => log('warn', `PostgreSQL connection lost: ${error.message}`),
   });
-  // An idle connection dropped by the server (restart, failover) is an event, not a crash: the pool
-  // discards it and the next query opens another.
-  pool.on('error', (error) => log('warn', `PostgreSQL connection lost: ${error.message}`));
   try {
     const client = await pool.connect().catch((error: unknown) => {
       throw new DatabaseUnavailableError(describe(options.url), error);
