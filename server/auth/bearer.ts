@@ -23,7 +23,8 @@ export const SESSION = 'twinbox-session';
 /** The operator strategy: the `TWINBOX_ADMIN_TOKEN` as bearer. */
 export const ADMIN = 'twinbox-admin';
 
-const BEARER_PATTERN = /^Bearer +([^\s]+) *$/i;
+/** `Bearer <token>`, any case and spacing of the scheme; the token is group 1. */
+export const BEARER_PATTERN = /^Bearer +([^\s]+) *$/i;
 
 /** The token of `Authorization: Bearer <token>`; 401 when the header is missing or malformed. */
 export function bearerToken(request: Request): string {

@@ -13,6 +13,7 @@ import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
 import { NetworkNamespaces } from './netns.ts';
 import { PodManager } from './pods.ts';
 import { GitHubSource } from './source.ts';
+import type { SourceCredentials } from './source-credentials.ts';
 import { githubWebHosts } from '../sandboxes/pull-request-url.ts';
 
 export { LocalDeployer } from './local-deployer.ts';
@@ -62,6 +63,8 @@ export async function createDeployEngine(deps: {
   store: Store;
   /** Public URLs of apps and twins; read at deploy time (the port is known once Twinbox listens). */
   urls: SandboxUrls;
+  /** Each sandbox's GitHub token (its installation's or its owner's connection); absent: `token` below. */
+  sourceCredentials?: SourceCredentials;
 }): Promise<DeployEngine> {
   const { config, logger, catalog } = deps;
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
@@ -112,6 +115,7 @@ export async function createDeployEngine(deps: {
     installEgress: config.installEgress,
     twinBodyBytes: config.twinBodyBytes,
     memoryBytes: config.appMemoryMb * 1024 * 1024,
+    readyTimeoutMs: config.podStartTimeoutMs,
     logger,
   });
   const deployer = new LocalDeployer({
@@ -122,6 +126,7 @@ export async function createDeployEngine(deps: {
       apiUrl: config.githubApiUrl,
       // In production each owner's own GitHub connection is the credential, never a server-wide token.
       token: config.env === 'production' ? undefined : config.githubToken,
+      credentials: deps.sourceCredentials,
       webHosts: githubWebHosts(config.githubWebUrl),
       maxBytes: config.sourceMaxBytes,
       maxFiles: config.sourceMaxFiles,
@@ -139,7 +144,9 @@ export async function createDeployEngine(deps: {
     logFileBytes: config.appLogFileBytes,
   });
   const directory = new SandboxDirectory(deployer, config.endedPageMinutes * 60_000);
-  await deployer.killLeftovers();
+  // Ready sandboxes keep their workspace and twin state: recover() resumes them (docs/sandboxes.md).
+  const ready = await deps.store.sandboxes.findBy('status', 'ready');
+  await deployer.killLeftovers(new Set(ready.map((sandbox) => sandbox.id)));
   pods.warm();
   return {
     deployer,

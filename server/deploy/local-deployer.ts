@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { cp, lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { DeployFailure, type Deployer, type DeployResult } from '../sandboxes/deployer.ts';
@@ -10,7 +12,9 @@ import { waitForHttp } from './health.ts';
 import type { ExecSpec, Isolation } from './isolation.ts';
 import { SandboxLogs, type LogSink } from './logs.ts';
 import {
+  appEnvironment,
   DEPLOY_STEPS,
+  RESUME_STEPS,
   runPipeline,
   type DeployContext,
   type DeployRunner,
@@ -21,7 +25,8 @@ import type { Pod, PodManager } from './pods.ts';
 import { freePort } from './ports.ts';
 import { PidFiles, runStep, spawnGroup, type GroupProcess } from './processes.ts';
 import type { SourceFetcher } from './source.ts';
-import { createWorkspace, removeWorkspace, sweepWorkspaces } from './workspace.ts';
+import { ResumeRecords } from './resume-record.ts';
+import { createWorkspace, isMountPoint, removeWorkspace, sweepWorkspaces } from './workspace.ts';
 
 export type { StepTimings } from './pipeline.ts';
 
@@ -64,6 +69,11 @@ export class LocalDeployer implements Deployer {
   /** Releases under way, by sandbox: a crashed app's exit is not a crash while its sandbox is released. */
   private readonly releasing = new Map<string, Promise<void>>();
   private readonly pods = new Map<string, Pod>();
+  /** Sandboxes whose app is up (deployed or resumed): a shutdown keeps them to resume at the next start. */
+  private readonly deployed = new Set<string>();
+  /** Resumes under way, so a teardown or shutdown can stop them (and a shutdown wait for them). */
+  private readonly resuming = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private readonly resumeRecords: ResumeRecords;
   readonly logs: SandboxLogs;
   readonly timings = new Map<string, StepTimings>();
   private readonly pids: PidFiles;
@@ -78,6 +88,7 @@ export class LocalDeployer implements Deployer {
   constructor(private readonly opts: LocalDeployerOptions) {
     this.logs = new SandboxLogs(join(opts.dataDir, 'logs'), opts.logBytes, opts.logFileBytes);
     this.pids = new PidFiles(join(opts.dataDir, 'run'));
+    this.resumeRecords = new ResumeRecords(join(opts.dataDir, 'resume'));
     this.deps = new DependencyCache(join(opts.dataDir, 'cache', 'node_modules'), {
       stagingBytes: opts.diskBytes,
     });
@@ -91,12 +102,26 @@ export class LocalDeployer implements Deployer {
       : 'none';
   }
 
-  /** Kills what a previous run left behind (Twinbox crashed or was killed). Call before recover(). */
-  async killLeftovers(): Promise<string[]> {
+  /**
+   * Kills what a previous run left behind (Twinbox stopped, crashed or was killed): every process (apps,
+   * steps, pods: a resumed app is started afresh, never adopted, so there are never two copies) and every
+   * namespace. The workspaces, twin state and resume records of the sandboxes in `resume` (the `ready`
+   * ones recover() will resume) stay; those of any other sandbox go. Call before recover().
+   */
+  async killLeftovers(resume: ReadonlySet<string> = new Set()): Promise<string[]> {
     const found = await this.pids.killLeftovers();
     await this.opts.isolation.killLeftovers();
-    await this.opts.pods.sweep();
-    await sweepWorkspaces(join(this.opts.dataDir, 'workspaces'));
+    const keepSlots = new Set<string>();
+    for (const record of await this.resumeRecords.all()) {
+      if (resume.has(record.sandbox_id)) keepSlots.add(record.pod_slot);
+      else await this.resumeRecords.remove(record.sandbox_id);
+    }
+    await this.opts.pods.sweep(keepSlots);
+    const keepNames = new Set([...resume].map((id) => encodeURIComponent(id)));
+    await sweepWorkspaces(join(this.opts.dataDir, 'workspaces'), keepNames);
+    for (const name of await readdir(join(this.opts.dataDir, 'suspended')).catch(() => []))
+      if (!keepNames.has(name))
+        await rm(join(this.opts.dataDir, 'suspended', name), { recursive: true, force: true });
     if (found.length)
       this.opts.logger.warn({ sandboxes: found }, 'killed app processes left by a previous run');
     return found;
@@ -104,6 +129,11 @@ export class LocalDeployer implements Deployer {
 
   workspaceOf(sandboxId: string): string {
     return join(this.opts.dataDir, 'workspaces', encodeURIComponent(sandboxId));
+  }
+
+  /** Where a shutdown copies a tmpfs workspace, which must not stay mounted while Twinbox is down. */
+  private suspendedOf(sandboxId: string): string {
+    return join(this.opts.dataDir, 'suspended', encodeURIComponent(sandboxId));
   }
 
   /** PID (= process group) of a sandbox's running app, for tests and diagnostics. */
@@ -136,16 +166,7 @@ export class LocalDeployer implements Deployer {
         `isolation: ${this.isolationLevel === 'full' ? 'full (own network namespace, bubblewrap, limits)' : 'NONE: the app shares this machine (development only)'}`,
       );
       ctx.seeds = (await this.opts.seedsFor?.(sandbox)) ?? {};
-      const pod = await this.opts.pods.acquire(sandbox.id);
-      this.pods.set(sandbox.id, pod);
-      pod.onBlocked = (attempt) => {
-        const vendor = vendorOf(attempt.host);
-        log.note(
-          `blocked outbound call to ${attempt.host}:${attempt.port}` +
-            (vendor ? ` (this code tried to call the real ${vendor}; use the twin's variables instead)` : ''),
-        );
-        this.onBlockedEgress(sandbox.id, [...pod.blocked.values()]);
-      };
+      const pod = await this.acquirePod(sandbox.id, log);
       await removeWorkspace(ctx.workspace);
       const workspace = await createWorkspace(ctx.workspace, this.opts.diskBytes);
       if (!workspace.enforced) log.note(`workspace size is not capped here: ${workspace.reason}`);
@@ -154,6 +175,16 @@ export class LocalDeployer implements Deployer {
         ctx.earlyTwins.catch(() => {});
       }
       await runPipeline(ctx, this, timings, DEPLOY_STEPS);
+      await this.resumeRecords.write({
+        format: 1,
+        sandbox_id: sandbox.id,
+        pod_slot: pod.slot,
+        profile: ctx.profile!,
+        twin_urls: Object.fromEntries(Object.entries(ctx.twins!).map(([name, e]) => [name, e.base_url])),
+        read_only: ctx.readOnly,
+        deployed_at: new Date().toISOString(),
+      });
+      this.deployed.add(sandbox.id);
       this.watch(sandbox.id, ctx.app!, ctx.logsHint);
       log.note(`ready in ${timings.total} ms ${JSON.stringify(timings)}`);
       this.opts.logger.info({ sandbox_id: sandbox.id, timings }, 'app ready');
@@ -173,6 +204,118 @@ export class LocalDeployer implements Deployer {
       await this.release(sandbox.id, { closeLog: false });
       throw failure;
     }
+  }
+
+  /**
+   * Brings a `ready` sandbox back after a Twinbox restart (graceful or kill -9): a pod again, its twins
+   * from their saved state (not reseeded), the app started from its kept workspace with the same
+   * variables, webhooks pointed at it, health waited (RESUME_STEPS). Its URLs are by sandbox id, so they
+   * do not change. Rejects with the reason (workspace gone, app does not come up...), releasing all.
+   */
+  resume(sandbox: SandboxRecord): Promise<void> {
+    const controller = new AbortController();
+    const done = this.resumeNow(sandbox, controller);
+    this.resuming.set(sandbox.id, { controller, done: done.catch(() => {}) });
+    return done.finally(() => this.resuming.delete(sandbox.id));
+  }
+
+  private async resumeNow(sandbox: SandboxRecord, controller: AbortController): Promise<void> {
+    const log = await this.logs.open(sandbox.id);
+    const timings: StepTimings = {};
+    this.timings.set(sandbox.id, timings);
+    const ctx: DeployContext = {
+      sandbox,
+      signal: controller.signal,
+      log,
+      workspace: this.workspaceOf(sandbox.id),
+      logsHint: `(see GET /sandboxes/${sandbox.id}/logs)`,
+      seeds: {},
+      readOnly: [],
+      onStep: (...step) => this.onStep(sandbox.id, ...step),
+    };
+    const began = Date.now();
+    try {
+      log.note('Twinbox restarted: resuming this sandbox from its kept workspace and twin state');
+      const record = await this.resumeRecords.read(sandbox.id);
+      if (!record)
+        throw new DeployFailure(
+          'what its deploy kept for a restart is gone (deployed by an older Twinbox, or the data dir was cleaned)',
+        );
+      await this.reopenWorkspace(sandbox.id);
+      for (const dir of record.read_only)
+        if (!existsSync(dir)) throw new DeployFailure(`its cached dependencies are gone (${dir})`);
+      const pod = await this.acquirePod(sandbox.id, log);
+      const stateFound = await this.opts.pods.adoptState(pod, record.pod_slot, sandbox.id);
+      // From here the state is in the new pod: a shutdown during the resume keeps it there.
+      await this.resumeRecords.write({ ...record, pod_slot: pod.slot });
+      const expected = Object.entries(record.twin_urls);
+      if (expected.length && !stateFound) throw new DeployFailure("its twins' saved state is gone");
+      const twins = expected.length ? await this.opts.pods.restoreTwins(pod, sandbox.id) : {};
+      for (const [name, url] of expected) {
+        const entry = twins[name];
+        if (!entry) throw new DeployFailure(`its ${name} twin could not be started from its saved state`);
+        if (entry.base_url !== url)
+          throw new DeployFailure(
+            `its ${name} twin came back at ${entry.base_url}, not at ${url} where the app's variables point`,
+          );
+      }
+      ctx.twins = twins;
+      ctx.profile = record.profile;
+      ctx.envVars = sandbox.env_vars;
+      ctx.readOnly = [...record.read_only];
+      ctx.port = await this.appPort(ctx);
+      ctx.appEnv = appEnvironment(ctx.workspace, ctx.envVars, ctx.profile, ctx.port);
+      log.note(`twins restored from their saved state: ${Object.keys(twins).join(', ') || 'none'}`);
+      await runPipeline(ctx, this, timings, RESUME_STEPS);
+      this.deployed.add(sandbox.id);
+      this.watch(sandbox.id, ctx.app!, ctx.logsHint);
+      log.note(`resumed after a Twinbox restart in ${Date.now() - began} ms: same URLs, same variables`);
+      this.opts.logger.info({ sandbox_id: sandbox.id, timings }, 'sandbox resumed after a restart');
+    } catch (error) {
+      const cancelled = controller.signal.aborted;
+      const failure = cancelled
+        ? new DeployFailure('resume cancelled')
+        : error instanceof DeployFailure
+          ? error
+          : twinboxFault(error);
+      log.note(`resume failed: ${failure.message}`);
+      // Cut off (a shutdown): what it has stays for the next start; any other failure releases it all. A
+      // teardown that cut it off releases it all itself.
+      await this.release(sandbox.id, { closeLog: cancelled, suspend: cancelled });
+      throw failure;
+    }
+  }
+
+  /**
+   * The sandbox's kept workspace, ready to run in: still there after a kill -9 (a tmpfs stays mounted),
+   * or copied back from where a shutdown put it. Empty or missing (the machine rebooted): gone.
+   */
+  private async reopenWorkspace(sandboxId: string): Promise<void> {
+    const workspace = this.workspaceOf(sandboxId);
+    const suspended = this.suspendedOf(sandboxId);
+    if ((await readdir(workspace).catch(() => [])).length) return;
+    if (!(await readdir(suspended).catch(() => [])).length)
+      throw new DeployFailure(
+        'its workspace is gone (the machine restarted, or the data dir was cleaned): deploy it again',
+      );
+    const made = await createWorkspace(workspace, this.opts.diskBytes);
+    await copyTree(suspended, made.dir);
+    await rm(suspended, { recursive: true, force: true, maxRetries: 3 });
+  }
+
+  /** A started pod for the sandbox, its refused outbound calls told in the sandbox's log. */
+  private async acquirePod(sandboxId: string, log: LogSink): Promise<Pod> {
+    const pod = await this.opts.pods.acquire(sandboxId);
+    this.pods.set(sandboxId, pod);
+    pod.onBlocked = (attempt) => {
+      const vendor = vendorOf(attempt.host);
+      log.note(
+        `blocked outbound call to ${attempt.host}:${attempt.port}` +
+          (vendor ? ` (this code tried to call the real ${vendor}; use the twin's variables instead)` : ''),
+      );
+      this.onBlockedEgress(sandboxId, [...pod.blocked.values()]);
+    };
+    return pod;
   }
 
   /** Twin entries as callers outside the sandbox see them: base and admin URLs through the router. */
@@ -341,8 +484,11 @@ export class LocalDeployer implements Deployer {
     });
   }
 
-  /** Stops everything of a sandbox; keeps or closes its log. */
-  private release(sandboxId: string, opts: { closeLog: boolean }): Promise<void> {
+  /**
+   * Stops everything of a sandbox; keeps or closes its log. With `suspend` (a shutdown with the sandbox
+   * ready) its workspace, twin state and resume record stay for the next start; otherwise they go.
+   */
+  private release(sandboxId: string, opts: { closeLog: boolean; suspend?: boolean }): Promise<void> {
     // Kept until done, so shutdown waits for releases already under way (a crash's teardown, say).
     const previous = this.releasing.get(sandboxId) ?? Promise.resolve();
     const run = previous.then(() => this.releaseNow(sandboxId, opts));
@@ -355,7 +501,11 @@ export class LocalDeployer implements Deployer {
     return run;
   }
 
-  private async releaseNow(sandboxId: string, { closeLog }: { closeLog: boolean }): Promise<void> {
+  private async releaseNow(
+    sandboxId: string,
+    { closeLog, suspend = false }: { closeLog: boolean; suspend?: boolean },
+  ): Promise<void> {
+    this.deployed.delete(sandboxId);
     const app = this.apps.get(sandboxId);
     this.apps.delete(sandboxId);
     const step = this.steps.get(sandboxId);
@@ -365,23 +515,71 @@ export class LocalDeployer implements Deployer {
     await this.opts.isolation.release(sandboxId);
     const pod = this.pods.get(sandboxId);
     this.pods.delete(sandboxId);
-    if (pod) await this.opts.pods.destroy(pod);
-    await removeWorkspace(this.workspaceOf(sandboxId));
+    if (pod) await this.opts.pods.destroy(pod, { keepState: suspend });
+    if (suspend) await this.suspendWorkspace(sandboxId);
+    else {
+      // A sandbox failed or ended before its resume: the pod directory it had before the restart goes too.
+      const kept = await this.resumeRecords.read(sandboxId);
+      if (kept) await this.opts.pods.discard(kept.pod_slot);
+      await this.resumeRecords.remove(sandboxId);
+      await removeWorkspace(this.workspaceOf(sandboxId));
+      await rm(this.suspendedOf(sandboxId), { recursive: true, force: true, maxRetries: 3 });
+    }
     if (closeLog) await this.logs.close(sandboxId);
   }
 
+  /**
+   * A tmpfs workspace must not stay mounted while Twinbox is down (nothing would unmount it if the
+   * data dir were removed, and a reboot empties it anyway): its files are copied to disk and it goes.
+   * A plain directory stays where it is.
+   */
+  private async suspendWorkspace(sandboxId: string): Promise<void> {
+    const workspace = this.workspaceOf(sandboxId);
+    if (!isMountPoint(workspace)) return;
+    const suspended = this.suspendedOf(sandboxId);
+    await rm(suspended, { recursive: true, force: true, maxRetries: 3 });
+    try {
+      await copyTree(workspace, suspended);
+    } catch (error) {
+      this.opts.logger.error({ sandbox_id: sandboxId, err: error }, 'could not keep a workspace on disk');
+      await rm(suspended, { recursive: true, force: true, maxRetries: 3 });
+    }
+    await removeWorkspace(workspace);
+  }
+
   async teardown(sandbox: SandboxRecord): Promise<void> {
+    this.resuming.get(sandbox.id)?.controller.abort();
     await this.release(sandbox.id, { closeLog: true });
     this.timings.delete(sandbox.id);
   }
 
-  /** Stops every app (Twinbox shutdown). Their sandboxes are failed on the next start (no resume). */
+  /**
+   * Twinbox shutdown: stops every app and pod. Sandboxes that are up keep their workspace and twin state,
+   * to be resumed at the next start; deploys cut off here run again then (docs/sandboxes.md, "Restarts").
+   */
   async close(): Promise<void> {
+    // A resume cut off here keeps what it has for the next start (resume()); wait until it has.
+    for (const { controller } of this.resuming.values()) controller.abort();
+    await Promise.all([...this.resuming.values()].map(({ done }) => done));
+    const keep = this.deployed;
     const ids = [...new Set([...this.apps.keys(), ...this.steps.keys(), ...this.pods.keys()])];
-    await Promise.all(ids.map((id) => this.release(id, { closeLog: true })));
+    await Promise.all(ids.map((id) => this.release(id, { closeLog: true, suspend: keep.has(id) })));
     await Promise.allSettled([...this.releasing.values()]);
     await this.opts.pods.close();
   }
+}
+
+/** Copies a workspace's files, symlinks as they are (never followed); sockets and FIFOs are skipped. */
+async function copyTree(from: string, to: string): Promise<void> {
+  await cp(from, to, {
+    recursive: true,
+    verbatimSymlinks: true,
+    preserveTimestamps: true,
+    filter: async (source) => {
+      const stat = await lstat(source);
+      return stat.isFile() || stat.isDirectory() || stat.isSymbolicLink();
+    },
+  });
 }
 
 /**

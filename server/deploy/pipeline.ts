@@ -206,6 +206,15 @@ export const DEPLOY_STEPS: DeployStep[] = [
   },
 ];
 
+/**
+ * The steps that bring a deployed sandbox back after a Twinbox restart, over its kept workspace: start
+ * (and health), then webhooks. The same step objects as a deploy's, so a resume starts the app exactly as
+ * its deploy did; the runner fills the context the earlier steps would have (profile, twins, env, port).
+ */
+export const RESUME_STEPS: DeployStep[] = DEPLOY_STEPS.filter(
+  (step) => step.name === 'start' || step.name === 'webhooks',
+);
+
 /** Runs the steps in order, timing each; stops at the first failure or when the signal aborts. */
 export async function runPipeline(
   ctx: DeployContext,

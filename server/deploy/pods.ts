@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { request, type Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,12 +8,13 @@ import type { EgressAttempt } from '../pod/egress-guard.ts';
 import { podLayout } from '../pod/layout.ts';
 import type { TwinEntry } from '../twins/host.ts';
 import { twinSocketPath } from '../twins/host.ts';
+import { sandboxDir } from '../twins/persistence.ts';
 import { startInstallProxy } from './install-proxy.ts';
 import type { Isolation } from './isolation.ts';
 import { LogSink } from './logs.ts';
 import type { NetworkNamespaces } from './netns.ts';
 import { podCall } from './pod-control.ts';
-import { spawnGroup, type GroupProcess } from './processes.ts';
+import { PidFiles, spawnGroup, type GroupProcess } from './processes.ts';
 
 const POD_MAIN = fileURLToPath(new URL('../pod/main.ts', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -92,8 +93,12 @@ export class PodManager {
   private readonly spares: Promise<Pod>[] = [];
   private readonly live = new Set<Pod>();
   private closed = false;
+  /** Pod processes by slot: without bubblewrap (which takes them down with Twinbox) they outlive a kill -9. */
+  private readonly pids: PidFiles;
 
-  constructor(private readonly opts: PodManagerOptions) {}
+  constructor(private readonly opts: PodManagerOptions) {
+    this.pids = new PidFiles(join(opts.dataDir, 'run', 'pods'));
+  }
 
   get network(): 'own' | 'host' {
     return this.opts.namespaces ? 'own' : 'host';
@@ -173,14 +178,15 @@ export class PodManager {
     };
     const proc = spawnGroup(spec, env, this.opts.isolation, log);
     pod.process = proc;
-    const deadline = Date.now() + (this.opts.readyTimeoutMs ?? 30_000);
+    await this.pids.record(pod.slot, proc.pid);
+    const deadline = Date.now() + (this.opts.readyTimeoutMs ?? 90_000);
     let exited = false;
     void proc.exited.then(() => (exited = true));
     while (true) {
       if (exited) throw new Error(`the sandbox pod exited on start: ${log.tail(5)}`);
       if (Date.now() > deadline) {
         await proc.kill(100);
-        throw new Error(`the sandbox pod did not start within ${this.opts.readyTimeoutMs ?? 30_000} ms`);
+        throw new Error(`the sandbox pod did not start within ${this.opts.readyTimeoutMs ?? 90_000} ms`);
       }
       try {
         await podCall(pod.layout.control, 'GET', '/ready', undefined, 2000);
@@ -246,26 +252,84 @@ export class PodManager {
     return twins;
   }
 
+  /**
+   * Moves a sandbox's twin state from the pod it had before a Twinbox restart (`fromSlot`, kept by sweep)
+   * into `pod`, then drops what is left of the old pod. Resolves false when there is no such state.
+   */
+  async adoptState(pod: Pod, fromSlot: string, sandboxId: string): Promise<boolean> {
+    const oldDir = join(this.opts.dataDir, 'pods', fromSlot);
+    if (fromSlot === pod.slot) return true;
+    let moved = true;
+    try {
+      await rename(sandboxDir(join(oldDir, 'state'), sandboxId), sandboxDir(pod.stateDir, sandboxId));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      moved = false;
+    }
+    await rm(oldDir, { recursive: true, force: true, maxRetries: 3 });
+    return moved;
+  }
+
+  /** Drops a pod directory kept for a resume that will not happen (the sandbox failed or ended). */
+  async discard(slot: string): Promise<void> {
+    if ([...this.live].some((pod) => pod.slot === slot)) return;
+    await rm(join(this.opts.dataDir, 'pods', slot), { recursive: true, force: true, maxRetries: 3 });
+  }
+
+  /** Starts a sandbox's twins in `pod` from their persisted state (not their seed); their entries inside. */
+  async restoreTwins(pod: Pod, sandboxId: string): Promise<Record<string, TwinEntry>> {
+    pod.sandboxId = sandboxId;
+    const { twins } = await pod.call<{ twins: Record<string, TwinEntry> }>('POST', '/restore', {
+      sandbox_id: sandboxId,
+    });
+    return twins;
+  }
+
   async exposeApp(pod: Pod, port: number): Promise<void> {
     pod.appPort = port;
     await pod.call('PUT', '/app', { port });
   }
 
-  /** Stops the pod for good: its process, its namespace, its files (twin state included). */
-  async destroy(pod: Pod): Promise<void> {
+  /**
+   * Stops the pod: its process, its namespace, its files (twin state included). With `keepState` (a
+   * Twinbox shutdown with the sandbox still ready) the twins' state files stay for the next start's resume.
+   */
+  async destroy(pod: Pod, opts: { keepState?: boolean } = {}): Promise<void> {
     pod.stopping = true;
     this.live.delete(pod);
+    // SIGTERM first: the pod's twins flush their state as they stop.
     await pod.process?.kill(1000);
+    await this.pids.killRecorded(pod.slot);
     await this.opts.isolation.release(`pod-${pod.slot}`);
     await new Promise<void>((resolve) => (pod.proxy ? pod.proxy.close(() => resolve()) : resolve()));
     if (pod.netnsPath) await this.opts.namespaces?.remove(this.opts.namespaces.nameOf(pod.slot));
-    await rm(pod.dir, { recursive: true, force: true, maxRetries: 3 });
+    if (!opts.keepState) await rm(pod.dir, { recursive: true, force: true, maxRetries: 3 });
   }
 
-  /** Namespaces and pod directories a crashed Twinbox left behind. Call before warm(). */
-  async sweep(): Promise<void> {
+  /**
+   * What a stopped or crashed Twinbox left: pod processes, namespaces and pod directories. The twin
+   * state of the pods in `keepSlots` (sandboxes to resume) stays; everything else of theirs goes too.
+   * Call before warm().
+   */
+  async sweep(keepSlots: ReadonlySet<string> = new Set()): Promise<void> {
+    await this.pids.killLeftovers();
     for (const name of (await this.opts.namespaces?.list()) ?? []) await this.opts.namespaces?.remove(name);
-    await rm(join(this.opts.dataDir, 'pods'), { recursive: true, force: true });
+    const root = join(this.opts.dataDir, 'pods');
+    let slots: string[] = [];
+    try {
+      slots = await readdir(root);
+    } catch {
+      return;
+    }
+    for (const slot of slots) {
+      const dir = join(root, slot);
+      if (!keepSlots.has(slot)) {
+        await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+        continue;
+      }
+      for (const name of await readdir(dir).catch(() => []))
+        if (name !== 'state') await rm(join(dir, name), { recursive: true, force: true, maxRetries: 3 });
+    }
   }
 
   async close(): Promise<void> {

@@ -14,8 +14,9 @@ import {
   writeSourceFile,
   type SourceLimits,
 } from './extract.ts';
+import type { SourceCredentials, SourceOwner } from './source-credentials.ts';
 
-export interface SourceRef {
+export interface SourceRef extends SourceOwner {
   repo: string;
   branch: string | null;
   pr_url: string | null;
@@ -39,6 +40,28 @@ export interface SourceFetcher {
 /** The status of an Octokit RequestError, without importing its class. */
 function statusOf(error: unknown): number | undefined {
   return typeof error === 'object' && error && 'status' in error ? Number(error.status) : undefined;
+}
+
+/**
+ * How long GitHub has to answer the credential request and the branch / pull request lookup together: a
+ * GitHub that does not answer fails the sandbox instead of holding its deploy forever.
+ */
+const RESOLVE_TIMEOUT_MS = 60_000;
+/** How long the whole download of a repository may take. */
+const FETCH_TIMEOUT_MS = 10 * 60_000;
+
+/** `signal` (the deploy's) and a timer, whichever fires first. */
+function within(ms: number, signal?: AbortSignal): AbortSignal {
+  const timer = AbortSignal.timeout(ms);
+  return signal ? AbortSignal.any([signal, timer]) : timer;
+}
+
+/** The text of a step GitHub did not finish in time, or undefined when `signal` did not time out. */
+function timedOut(signal: AbortSignal, what: string): string | undefined {
+  const reason = signal.reason as { name?: string } | undefined;
+  return signal.aborted && reason?.name === 'TimeoutError'
+    ? `Source fetch failed: GitHub did not answer in time (${what}).`
+    : undefined;
 }
 
 /** Blobs fetched at once on the trees path: enough to hide latency, few enough to stay polite. */
@@ -75,32 +98,83 @@ async function readText(body: Readable, limit: number, tooBig: () => Error): Pro
  * directories) the moment one is passed, so a hostile repository costs bounded memory and disk.
  */
 export class GitHubSource implements SourceFetcher {
-  private readonly octokit: Octokit;
+  /** The client without credentials (public repositories), or with the server's development token. */
+  private readonly anonymous: Octokit;
+  /** The client each resolved source is fetched with: the one its credentials were minted for. */
+  private readonly clients = new WeakMap<ResolvedSource, Octokit>();
   readonly limits: SourceLimits;
 
   constructor(
     private readonly opts: {
       apiUrl: string;
+      /** Without `credentials`: the one token of every fetch (development's GITHUB_TOKEN). */
       token?: string;
+      /** Each sandbox's own token (its installation's, or its owner's GitHub connection). */
+      credentials?: SourceCredentials;
       webHosts: string[];
+      /** Defaults: 60 s for the token and the branch / pull request lookup, 10 min for the download. */
+      resolveTimeoutMs?: number;
+      fetchTimeoutMs?: number;
       maxBytes?: number;
       maxFiles?: number;
     },
   ) {
-    this.octokit = new Octokit({ baseUrl: opts.apiUrl, auth: opts.token, userAgent: 'twinbox-deploy' });
+    this.anonymous = this.client(opts.token);
     this.limits = {
       maxBytes: opts.maxBytes ?? DEFAULT_SOURCE_LIMITS.maxBytes,
       maxFiles: opts.maxFiles ?? DEFAULT_SOURCE_LIMITS.maxFiles,
     };
   }
 
-  async resolve(ref: SourceRef, signal?: AbortSignal): Promise<ResolvedSource> {
+  private client(token: string | undefined): Octokit {
+    return new Octokit({
+      baseUrl: this.opts.apiUrl,
+      auth: token,
+      userAgent: 'twinbox-deploy',
+      // A failed request becomes the sandbox's `error`; Octokit's own line for it would go to stderr.
+      log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+    });
+  }
+
+  private octokitOf(source: ResolvedSource): Octokit {
+    return this.clients.get(source) ?? this.anonymous;
+  }
+
+  async resolve(ref: SourceRef, deploySignal?: AbortSignal): Promise<ResolvedSource> {
     const [owner, repo] = ref.repo.split('/') as [string, string];
+    const signal = within(this.opts.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS, deploySignal);
+    const aborted = new Promise<never>((_, reject) =>
+      signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
+    );
+    aborted.catch(() => {});
+    const credential = this.opts.credentials
+      ? await Promise.race([this.opts.credentials.tokenFor(ref), aborted]).catch((error: Error) => {
+          throw new Error(
+            timedOut(signal, `a GitHub token for ${ref.repo}`) ??
+              `Source fetch failed: could not get a GitHub token for ${ref.repo}: ${error.message}`,
+          );
+        })
+      : undefined;
+    const octokit = credential ? this.client(credential.token) : this.anonymous;
+    const resolved = await this.resolveWith(octokit, ref, owner, repo, signal).catch((error: Error) => {
+      throw new Error(timedOut(signal, `the branch or pull request of ${ref.repo}`) ?? error.message);
+    });
+    this.clients.set(resolved, octokit);
+    return resolved;
+  }
+
+  private async resolveWith(
+    octokit: Octokit,
+    ref: SourceRef,
+    owner: string,
+    repo: string,
+    signal?: AbortSignal,
+  ): Promise<ResolvedSource> {
     try {
       if (ref.pr_url) {
         const pr = parsePullRequestUrl(ref.pr_url, this.opts.webHosts);
         if (!pr) throw new Error(`"${ref.pr_url}" is not a pull-request URL`);
-        const { data } = await this.octokit.rest.pulls.get({
+        const { data } = await octokit.rest.pulls.get({
           owner,
           repo,
           pull_number: pr.number,
@@ -109,22 +183,32 @@ export class GitHubSource implements SourceFetcher {
         return { owner, repo, sha: data.head.sha, describe: `pull request #${pr.number} (${data.head.ref})` };
       }
       const branch = ref.branch!;
-      const { data } = await this.octokit.rest.repos.getBranch({ owner, repo, branch, request: { signal } });
+      const { data } = await octokit.rest.repos.getBranch({ owner, repo, branch, request: { signal } });
       return { owner, repo, sha: data.commit.sha, describe: `branch ${branch}` };
     } catch (error) {
       const what = ref.pr_url ? `pull request ${ref.pr_url}` : `branch "${ref.branch}" of ${ref.repo}`;
-      if (statusOf(error) === 404)
-        throw new Error(`Source fetch failed: ${what} was not found (or the token cannot read it).`);
+      const status = statusOf(error);
+      if (status === 404 || status === 401 || status === 403) {
+        // GitHub hides a private repository behind 404: ask for the repository itself to tell a missing
+        // branch or pull request from a repository these credentials cannot read.
+        const readable = await octokit.rest.repos
+          .get({ owner, repo, request: { signal } })
+          .then(() => true)
+          .catch(() => false);
+        if (readable && status === 404) throw new Error(`Source fetch failed: ${what} was not found.`);
+        if (!readable) throw new Error(unreadable(ref.repo, status!));
+      }
       throw new Error(`Source fetch failed: could not resolve ${what}: ${(error as Error).message}`);
     }
   }
 
-  async fetch(source: ResolvedSource, dest: string, signal?: AbortSignal): Promise<number> {
+  async fetch(source: ResolvedSource, dest: string, deploySignal?: AbortSignal): Promise<number> {
     const { owner, repo, sha } = source;
+    const signal = within(this.opts.fetchTimeoutMs ?? FETCH_TIMEOUT_MS, deploySignal);
     let archive: WebReadableStream<Uint8Array> | undefined;
     try {
       // The body stays a stream (Octokit would buffer it whole): it is inflated and counted as it arrives.
-      const response = await this.octokit.rest.repos.downloadTarballArchive({
+      const response = await this.octokitOf(source).rest.repos.downloadTarballArchive({
         owner,
         repo,
         ref: sha,
@@ -136,7 +220,8 @@ export class GitHubSource implements SourceFetcher {
       // Servers without the tarball endpoint answer 404/501; anything else is a real failure.
       if (status !== 404 && status !== 501 && status !== 415) {
         throw new Error(
-          `Source fetch failed: tarball of ${owner}/${repo}@${sha.slice(0, 7)}: ${(error as Error).message}`,
+          timedOut(signal, `the download of ${owner}/${repo}`) ??
+            `Source fetch failed: tarball of ${owner}/${repo}@${sha.slice(0, 7)}: ${(error as Error).message}`,
         );
       }
     }
@@ -145,7 +230,8 @@ export class GitHubSource implements SourceFetcher {
       return await this.fetchTree(source, dest, signal);
     } catch (error) {
       throw new Error(
-        `Source fetch failed: ${owner}/${repo}@${sha.slice(0, 7)}: ${(error as Error).message}`,
+        timedOut(signal, `the download of ${owner}/${repo}`) ??
+          `Source fetch failed: ${owner}/${repo}@${sha.slice(0, 7)}: ${(error as Error).message}`,
       );
     }
   }
@@ -158,13 +244,14 @@ export class GitHubSource implements SourceFetcher {
   private async fetchTree(source: ResolvedSource, dest: string, signal?: AbortSignal): Promise<number> {
     const { owner, repo, sha } = source;
     const budget = new SourceBudget(this.limits);
-    const { data: commit } = await this.octokit.rest.git.getCommit({
+    const octokit = this.octokitOf(source);
+    const { data: commit } = await octokit.rest.git.getCommit({
       owner,
       repo,
       commit_sha: sha,
       request: { signal },
     });
-    const { data: tree } = await this.octokit.rest.git.getTree({
+    const { data: tree } = await octokit.rest.git.getTree({
       owner,
       repo,
       tree_sha: commit.tree.sha,
@@ -207,7 +294,7 @@ export class GitHubSource implements SourceFetcher {
       try {
         while (next < blobs.length && !combined.aborted) {
           const blob = blobs[next++]!;
-          await this.fetchBlob(owner, repo, blob, budget, combined, oneAtATime);
+          await this.fetchBlob(octokit, owner, repo, blob, budget, combined, oneAtATime);
         }
       } catch (error) {
         if (!stop.signal.aborted) stop.abort(error);
@@ -219,6 +306,7 @@ export class GitHubSource implements SourceFetcher {
   }
 
   private async fetchBlob(
+    octokit: Octokit,
     owner: string,
     repo: string,
     blob: { sha: string; path: string; target: string; mode: number },
@@ -226,7 +314,7 @@ export class GitHubSource implements SourceFetcher {
     signal: AbortSignal,
     oneAtATime: <T>(work: () => Promise<T>) => Promise<T>,
   ): Promise<void> {
-    const response = await this.octokit.rest.git
+    const response = await octokit.rest.git
       .getBlob({
         owner,
         repo,
@@ -258,4 +346,15 @@ export class GitHubSource implements SourceFetcher {
       await writeSourceFile(blob.target, Readable.from([bytes]), blob.mode, signal);
     });
   }
+}
+
+/**
+ * The error of a repository GitHub will not show: 404 (missing, or private and unreadable with these
+ * credentials; GitHub does not say which), 401 (credentials refused), 403 (forbidden).
+ */
+function unreadable(repo: string, status: number): string {
+  return (
+    `GitHub answered ${status} for ${repo}: the repository does not exist or the GitHub connection of this ` +
+    'account cannot read it. Connect GitHub with access to it, or install the Twinbox GitHub App on it.'
+  );
 }

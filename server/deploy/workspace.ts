@@ -97,14 +97,21 @@ export async function removeWorkspace(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
-/** Removes every workspace under `parentDir` (left by a crashed run); returns their names. */
-export async function sweepWorkspaces(parentDir: string): Promise<string[]> {
+/**
+ * Removes the workspaces under `parentDir` a previous run left, except those named in `keep` (sandboxes
+ * to resume); returns the names removed.
+ */
+export async function sweepWorkspaces(
+  parentDir: string,
+  keep: ReadonlySet<string> = new Set(),
+): Promise<string[]> {
   let names: string[];
   try {
     names = await readdir(parentDir);
   } catch {
     return [];
   }
-  for (const name of names) await removeWorkspace(join(parentDir, name));
-  return names;
+  const orphans = names.filter((name) => !keep.has(name));
+  for (const name of orphans) await removeWorkspace(join(parentDir, name));
+  return orphans;
 }

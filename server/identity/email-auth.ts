@@ -8,9 +8,13 @@ import { InvalidEmailError, normalizeEmail } from './email.ts';
 import type { CodePurpose, VerificationCodes } from './codes.ts';
 import type { Clock } from './clock.ts';
 import { RateLimiter } from './rate-limit.ts';
+import type { Collection } from '../store/store.ts';
+import type { RateLimitRecord } from '../store/records.ts';
 
 /** One code mail per address per minute, whatever the purpose. */
-const EMAIL_WINDOW_MS = 60_000;
+export const EMAIL_WINDOW_MS = 60_000;
+/** The window of the per-IP limit. */
+export const IP_WINDOW_MS = 60_000;
 const INVALID_CODE =
   'The code is wrong, expired, already used or has had too many attempts. Request a new one.';
 
@@ -27,6 +31,8 @@ export interface EmailAuthOptions {
   logger: Logger;
   clock: Clock;
   ipLimitPerMinute: number;
+  /** Where the counters are kept: the Store's, shared by every process. */
+  rateLimits: Collection<RateLimitRecord>;
 }
 
 /**
@@ -42,13 +48,13 @@ export class EmailAuth {
   private readonly perIp: RateLimiter;
 
   constructor(private readonly o: EmailAuthOptions) {
-    this.perEmail = new RateLimiter(1, EMAIL_WINDOW_MS, o.clock);
-    this.perIp = new RateLimiter(o.ipLimitPerMinute, 60_000, o.clock);
+    this.perEmail = new RateLimiter('email', 1, EMAIL_WINDOW_MS, o.clock, o.rateLimits);
+    this.perIp = new RateLimiter('ip', o.ipLimitPerMinute, IP_WINDOW_MS, o.clock, o.rateLimits);
   }
 
   /** POST /auth/email/signup: an unverified account and a `verify` code by mail. */
   async signup(input: string, ip: string): Promise<AccountRecord> {
-    this.limitIp(ip);
+    await this.limitIp(ip);
     const email = parseEmail(input);
     let account: AccountRecord;
     try {
@@ -58,17 +64,17 @@ export class EmailAuth {
       throw error;
     }
     // A new address has no earlier mail; this starts its one-minute window.
-    this.perEmail.take(email);
+    await this.perEmail.take(email);
     await this.sendCode(email, 'verify');
     return account;
   }
 
   /** POST /auth/email-verification/request. */
   async requestVerification(input: string, ip: string, caller?: AccountRecord): Promise<void> {
-    this.limitIp(ip);
+    await this.limitIp(ip);
     const email = parseEmail(input);
     await this.refuseIfLinkedElsewhere(email, caller);
-    this.limitEmail(email);
+    await this.limitEmail(email);
     await this.sendCode(email, caller ? `change:${caller.id}` : 'verify');
   }
 
@@ -77,7 +83,7 @@ export class EmailAuth {
    * or creates a verified one. Signed in: moves the caller's account to the address.
    */
   async verify(input: string, code: string, ip: string, caller?: AccountRecord): Promise<SignedIn> {
-    this.limitIp(ip);
+    await this.limitIp(ip);
     const email = parseEmail(input);
     await this.refuseIfLinkedElsewhere(email, caller);
     const purpose: CodePurpose = caller ? `change:${caller.id}` : 'verify';
@@ -100,9 +106,9 @@ export class EmailAuth {
    * and mailed after the answer, so neither the answer nor its timing tells the two apart.
    */
   async requestLogin(input: string, ip: string): Promise<void> {
-    this.limitIp(ip);
+    await this.limitIp(ip);
     const email = parseEmail(input);
-    this.limitEmail(email);
+    await this.limitEmail(email);
     void (async () => {
       if (await this.o.accounts.findByEmail(email)) await this.sendCode(email, 'login');
     })().catch((error: unknown) => this.o.logger.error({ err: error }, 'could not send a sign-in code'));
@@ -110,7 +116,7 @@ export class EmailAuth {
 
   /** POST /auth/email/login/verify. The code proves the address, so an unverified account becomes verified. */
   async verifyLogin(input: string, code: string, ip: string): Promise<SignedIn> {
-    this.limitIp(ip);
+    await this.limitIp(ip);
     const email = parseEmail(input);
     if (!(await this.o.codes.consume(email, 'login', code))) throw badRequest(INVALID_CODE, 'invalid_code');
     const found = await this.o.accounts.findByEmail(email);
@@ -145,14 +151,14 @@ export class EmailAuth {
     this.o.logger.info({ purpose: purpose.split(':')[0], transport: this.o.mail.kind }, 'code mailed');
   }
 
-  private limitIp(ip: string): void {
-    const wait = this.perIp.take(ip);
+  private async limitIp(ip: string): Promise<void> {
+    const wait = await this.perIp.take(ip);
     if (wait !== undefined)
       throw tooManyRequests('Too many requests from this address. Try again later.', wait);
   }
 
-  private limitEmail(email: string): void {
-    const wait = this.perEmail.take(email);
+  private async limitEmail(email: string): Promise<void> {
+    const wait = await this.perEmail.take(email);
     if (wait !== undefined) {
       throw tooManyRequests(
         'A code was sent to this address less than a minute ago. Wait before asking again.',

@@ -1,7 +1,8 @@
 import Joi from 'joi';
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
-import { BEARER, SESSION, accountOf } from '../auth/bearer.ts';
+import { BEARER, BEARER_PATTERN, SESSION, accountOf } from '../auth/bearer.ts';
 import type { Sessions } from '../auth/sessions.ts';
+import { looksLikeApiKey } from '../auth/api-key-format.ts';
 import type { Store } from '../store/store.ts';
 import type { AccountRecord } from '../store/records.ts';
 import { validationFailAction } from '../errors.ts';
@@ -33,7 +34,7 @@ export interface IdentityRoutesOptions {
 /** The e-mail identity endpoints (spec: identity endpoints) and GET /me. */
 export const identityRoutes: Plugin<IdentityRoutesOptions> = {
   name: 'twinbox-identity',
-  register(server, { emailAuth, store }) {
+  register(server, { emailAuth, sessions, store }) {
     const anonymous = { auth: false as const, tags: ['api', 'identity'] };
     // The session is optional here: a signed-in caller verifies an address for its own account. Checked
     // in the handler (hapi's optional mode would take our 401 for a bad token as "no credentials").
@@ -134,10 +135,14 @@ export const identityRoutes: Plugin<IdentityRoutesOptions> = {
         options: {
           auth: false,
           tags: ['api', 'identity'],
-          description: 'Clear the browser session cookie (a JWT stays valid until it expires)',
+          description:
+            'Sign out: revokes the session (JWT) of the session cookie and of an `Authorization: Bearer` session token, on every Twinbox process, and clears the cookie. An API key is revoked with DELETE /api-keys/current instead',
           ...documentedResponses({ 204: Joi.any() }),
         },
-        handler: (_request, h) => h.response().code(204).unstate(SESSION_COOKIE),
+        async handler(request, h) {
+          for (const token of sessionTokensOf(request)) await sessions.revoke(token);
+          return h.response().code(204).unstate(SESSION_COOKIE);
+        },
       },
       {
         method: 'GET',
@@ -170,3 +175,17 @@ export const identityRoutes: Plugin<IdentityRoutesOptions> = {
     ]);
   },
 };
+
+/**
+ * The session tokens a sign-out request carries: its cookie's and a bearer JWT. Not an API key, nor a
+ * malformed header: this route is anonymous, so those simply revoke nothing.
+ */
+function sessionTokensOf(request: Request): string[] {
+  const tokens: string[] = [];
+  const cookie = (request.state as Record<string, unknown> | null)?.[SESSION_COOKIE];
+  if (typeof cookie === 'string' && cookie !== '') tokens.push(cookie);
+  const header: unknown = request.headers.authorization;
+  const bearer = typeof header === 'string' ? BEARER_PATTERN.exec(header)?.[1] : undefined;
+  if (bearer && !looksLikeApiKey(bearer)) tokens.push(bearer);
+  return tokens;
+}

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { readdir, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { generateApiKey } from '../../server/auth/api-key-format.ts';
@@ -140,16 +141,20 @@ t.test(
   },
 );
 
-t.test('sessions outlive a restart: the generated secret is kept in the data dir (0600)', async (t) => {
-  const first = await startTestTwinbox(t);
-  const user = await createUser(first);
-  const session = await first.sessions.issue(user.id);
-  await first.stop();
-  const again = await startTestTwinbox(t, {}, { dataDir: first.dataDir });
-  t.equal((await call(again, { url: '/sandboxes', token: session })).status, 200);
-  const { statSync } = await import('node:fs');
-  t.equal(statSync(join(first.dataDir, 'jwt-secret')).mode & 0o777, 0o600);
-});
+t.test(
+  'sessions outlive a restart: the generated secret is kept in the store, not the data dir',
+  async (t) => {
+    const first = await startTestTwinbox(t);
+    const user = await createUser(first);
+    const session = await first.sessions.issue(user.id);
+    await first.stop();
+    const again = await startTestTwinbox(t, {}, { dataDir: first.dataDir });
+    t.equal((await call(again, { url: '/sandboxes', token: session })).status, 200);
+    t.notOk(existsSync(join(first.dataDir, 'jwt-secret')), 'no secret file of one process');
+    const kept = await again.store.serverSecrets.get('jwt');
+    t.ok(kept && kept.value.length >= 32, 'one secret in the store, for every process sharing it');
+  },
+);
 
 t.test('the Authorization header and tokens never reach the log', async (t) => {
   const tb = await startTestTwinbox(t, { LOG_LEVEL: 'trace' });

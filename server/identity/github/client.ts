@@ -5,6 +5,25 @@ export interface GitHubProfile {
   emails: { email: string; primary: boolean; verified: boolean }[];
 }
 
+/**
+ * The token GitHub issued. An OAuth App's never expires; a GitHub App's user token expires in 8 hours and
+ * comes with a refresh token (itself good for about 6 months).
+ */
+export interface GitHubTokenSet {
+  accessToken: string;
+  refreshToken: string | null;
+  expiresAt: Date | null;
+  refreshExpiresAt: Date | null;
+}
+
+/** GitHub refused a refresh token (revoked, expired, already used): the connection must be made again. */
+export class RefreshRefusedError extends Error {
+  constructor(reason: string) {
+    super(`GitHub refused to refresh the token (${reason})`);
+    this.name = 'RefreshRefusedError';
+  }
+}
+
 /** A failed step of the GitHub exchange, with a code and text for the error redirect. */
 export class GitHubAuthError extends Error {
   constructor(
@@ -29,7 +48,8 @@ export class GitHubOAuthClient {
     url.search = new URLSearchParams({
       client_id: this.o.clientId,
       redirect_uri: params.redirectUri,
-      scope: 'read:user user:email',
+      // `repo`: an OAuth App's token reads private repositories only with it (GitHub Apps ignore scopes).
+      scope: 'read:user user:email repo',
       state: params.state,
       code_challenge: params.codeChallenge,
       code_challenge_method: 'S256',
@@ -38,14 +58,21 @@ export class GitHubOAuthClient {
     return url.toString();
   }
 
-  async profile(code: string, codeVerifier: string, redirectUri: string): Promise<GitHubProfile> {
-    const token = await this.exchange(code, codeVerifier, redirectUri);
+  /** The user's profile and the token GitHub issued, which deploys later fetch their repositories with. */
+  async profile(
+    code: string,
+    codeVerifier: string,
+    redirectUri: string,
+  ): Promise<GitHubProfile & { tokens: GitHubTokenSet }> {
+    const tokens = await this.exchange(code, codeVerifier, redirectUri);
+    const token = tokens.accessToken;
     const user = (await this.api('/user', token)) as { id?: unknown; login?: unknown };
     const emails = (await this.api('/user/emails', token)) as unknown;
     if (typeof user.id !== 'number' || typeof user.login !== 'string' || !Array.isArray(emails)) {
       throw new GitHubAuthError('github_error', 'GitHub answered with an unexpected user profile.');
     }
     return {
+      tokens,
       id: user.id,
       login: user.login,
       emails: emails
@@ -59,7 +86,25 @@ export class GitHubOAuthClient {
     };
   }
 
-  private async exchange(code: string, codeVerifier: string, redirectUri: string): Promise<string> {
+  /** A new token pair for `refreshToken` (GitHub spends the old pair). */
+  async refresh(refreshToken: string): Promise<GitHubTokenSet> {
+    const response = await this.fetch(new URL('/login/oauth/access_token', this.o.oauthUrl), {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_id: this.o.clientId,
+        client_secret: this.o.clientSecret,
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+      }),
+    });
+    const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    if (response.ok && typeof body.access_token === 'string') return tokenSet(body);
+    if (typeof body.error === 'string') throw new RefreshRefusedError(body.error);
+    throw new GitHubAuthError('github_error', `GitHub answered ${response.status} to a token refresh.`);
+  }
+
+  private async exchange(code: string, codeVerifier: string, redirectUri: string): Promise<GitHubTokenSet> {
     const response = await this.fetch(new URL('/login/oauth/access_token', this.o.oauthUrl), {
       method: 'POST',
       headers: { accept: 'application/json', 'content-type': 'application/json' },
@@ -83,13 +128,15 @@ export class GitHubOAuthClient {
     const scopes = String(body.scope ?? '')
       .split(/[\s,]+/)
       .filter(Boolean);
-    if (!scopes.includes('user:email') && !scopes.includes('user')) {
+    // A GitHub App's user token has no scopes (scope ""): its permissions are the App's, e-mail included.
+    const githubApp = typeof body.refresh_token === 'string' && body.refresh_token !== '';
+    if (!githubApp && !scopes.includes('user:email') && !scopes.includes('user')) {
       throw new GitHubAuthError(
         'github_scope_missing',
         'GitHub did not grant access to your e-mail addresses (scope user:email). Sign in again and allow it.',
       );
     }
-    return body.access_token;
+    return tokenSet(body);
   }
 
   private async api(path: string, token: string): Promise<unknown> {
@@ -120,4 +167,16 @@ export class GitHubOAuthClient {
       throw new GitHubAuthError('github_unreachable', 'GitHub could not be reached. Try again later.');
     }
   }
+}
+
+/** GitHub's token answer as a GitHubTokenSet; `expires_in` and friends only come with expiring tokens. */
+function tokenSet(body: Record<string, unknown>): GitHubTokenSet {
+  const at = (seconds: unknown) =>
+    typeof seconds === 'number' && seconds > 0 ? new Date(Date.now() + seconds * 1000) : null;
+  return {
+    accessToken: body.access_token as string,
+    refreshToken: typeof body.refresh_token === 'string' && body.refresh_token ? body.refresh_token : null,
+    expiresAt: at(body.expires_in),
+    refreshExpiresAt: at(body.refresh_token_expires_in),
+  };
 }

@@ -1,9 +1,14 @@
+import Joi from 'joi';
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
+import { accountOf } from '../../auth/bearer.ts';
+import { apiError } from '../../errors.ts';
+import { documentedResponses } from '../../http/responses.ts';
 import type { Sessions } from '../../auth/sessions.ts';
 import type { Store } from '../../store/store.ts';
 import { OAUTH_COOKIE, SESSION_COOKIE, cookieAccount } from '../cookies.ts';
 import { GitHubAuthError, type GitHubOAuthClient } from './client.ts';
 import type { GitHubLinking } from './linking.ts';
+import type { GitHubConnections } from './connections.ts';
 import type { OAuthPurpose, OAuthStates } from './state.ts';
 import { DEFAULT_LANDING, safeNext } from '../next.ts';
 
@@ -12,6 +17,8 @@ export interface GitHubRoutesOptions {
   client: GitHubOAuthClient | undefined;
   states: OAuthStates;
   linking: GitHubLinking;
+  /** Keeps the token of each connection (sealed), which deploys fetch private repositories with. */
+  connections: GitHubConnections;
   sessions: Sessions;
   store: Store;
   /** This server's browser-facing base URL and the web app's, resolved once the port is known. */
@@ -26,7 +33,7 @@ export interface GitHubRoutesOptions {
  */
 export const githubRoutes: Plugin<GitHubRoutesOptions> = {
   name: 'twinbox-github-auth',
-  register(server, { client, states, linking, sessions, store, urls }) {
+  register(server, { client, states, linking, connections, sessions, store, urls }) {
     const page = (path: string, query: Record<string, string>) => {
       const url = new URL(path, `${urls().webUrl}/`);
       for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
@@ -39,7 +46,7 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
         .unstate(OAUTH_COOKIE);
     const redirectUri = () => `${urls().publicUrl}/auth/github/callback`;
 
-    const start = (h: ResponseToolkit, purpose: OAuthPurpose, accountId?: string, next?: string) => {
+    const start = async (h: ResponseToolkit, purpose: OAuthPurpose, accountId?: string, next?: string) => {
       if (!client) {
         return fail(
           h,
@@ -49,7 +56,7 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
           next,
         );
       }
-      const { state, binding, codeChallenge } = states.start({ purpose, accountId, next });
+      const { state, binding, codeChallenge } = await states.start({ purpose, accountId, next });
       return h
         .redirect(client.authorizeUrl({ redirectUri: redirectUri(), state, codeChallenge }))
         .state(OAUTH_COOKIE, binding)
@@ -57,6 +64,22 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
     };
 
     const options = { auth: false as const, tags: ['identity', 'browser'] };
+    server.route({
+      method: 'DELETE',
+      path: '/integrations/github',
+      options: {
+        tags: ['api', 'identity'],
+        description:
+          "Disconnect GitHub: unlinks the caller's GitHub account and deletes its stored token (sandboxes of private repositories then fail until GitHub is connected again)",
+        ...documentedResponses({ 204: Joi.any() }, 401, 404),
+      },
+      async handler(request, h) {
+        const account = accountOf(request);
+        if (!(await connections.disconnect(account.id)))
+          throw apiError(404, 'Your Twinbox account has no GitHub connection.', 'github_not_connected');
+        return h.response().code(204);
+      },
+    });
     server.route([
       {
         method: 'GET',
@@ -95,7 +118,7 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
         async handler(request: Request, h) {
           const query = request.query as Record<string, unknown>;
           const binding = (request.state as Record<string, unknown> | null)?.[OAUTH_COOKIE];
-          const taken = states.take(query.state, binding);
+          const taken = await states.take(query.state, binding);
           if (!taken.ok) return fail(h, 'login', 'invalid_state', taken.reason);
           const { purpose, accountId, codeVerifier, next } = taken.flow;
           if (typeof query.error === 'string') {
@@ -124,10 +147,12 @@ export const githubRoutes: Plugin<GitHubRoutesOptions> = {
           if (purpose === 'connect') {
             const outcome = await linking.connect(accountId!, profile);
             if (!outcome.ok) return fail(h, purpose, outcome.error, outcome.detail);
+            await connections.save(profile.id, profile.tokens);
             return h.redirect(page('/integrations', { connected: 'github' })).unstate(OAUTH_COOKIE);
           }
           const outcome = await linking.login(profile);
           if (!outcome.ok) return fail(h, purpose, outcome.error, outcome.detail, next);
+          await connections.save(profile.id, profile.tokens);
           const token = await sessions.issue(outcome.account.id);
           return h
             .redirect(page(next ?? DEFAULT_LANDING, {}))

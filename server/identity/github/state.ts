@@ -1,5 +1,8 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
+import type { Collection } from '../../store/store.ts';
+import type { OAuthStateRecord } from '../../store/records.ts';
+import { expiresAt, lapsed } from '../../store/expiry.ts';
 
 export const STATE_TTL_MS = 10 * 60_000;
 
@@ -15,44 +18,41 @@ export interface OAuthFlow {
   next: string | undefined;
 }
 
-interface Pending extends OAuthFlow {
-  bindingHash: Buffer;
-  expiresAt: number;
-}
-
 export type TakeResult = { ok: true; flow: OAuthFlow } | { ok: false; reason: string };
 
 /**
  * OAuth `state` values: `<nonce>.<HMAC of nonce>`, each tied to a server-side record (purpose, account,
  * PKCE verifier) and to a random value in the starting browser's cookie. Single use: taking a state
- * removes it, whatever the outcome. Kept in memory: a flow lasts minutes, and a restart only makes
- * people click "Sign in with GitHub" again.
+ * removes it, whatever the outcome. The records are in the Store (`oauthStates`, keyed by nonce), so a
+ * flow started on one Twinbox process may finish on another; the key is the Store's shared code key.
+ * Abandoned flows lapse after 10 minutes and are swept (store/expiry.ts).
  */
 export class OAuthStates {
-  private readonly pending = new Map<string, Pending>();
-
   constructor(
     private readonly key: Uint8Array,
     private readonly clock: Clock,
+    private readonly records: Collection<OAuthStateRecord>,
   ) {}
 
   /** Starts a flow: the `state` for the URL, the browser binding for the cookie, the PKCE challenge. */
-  start(flow: { purpose: OAuthPurpose; accountId?: string; next?: string }): {
+  async start(flow: { purpose: OAuthPurpose; accountId?: string; next?: string }): Promise<{
     state: string;
     binding: string;
     codeChallenge: string;
-  } {
-    this.prune();
+  }> {
     const nonce = randomBytes(24).toString('base64url');
     const binding = randomBytes(24).toString('base64url');
     const codeVerifier = randomBytes(48).toString('base64url');
-    this.pending.set(nonce, {
+    const now = this.clock.now();
+    await this.records.insert({
+      id: nonce,
       purpose: flow.purpose,
-      accountId: flow.accountId,
-      codeVerifier,
-      next: flow.next,
-      bindingHash: sha256(binding),
-      expiresAt: this.clock.now().getTime() + STATE_TTL_MS,
+      account_id: flow.accountId ?? null,
+      code_verifier: codeVerifier,
+      next: flow.next ?? null,
+      binding_hash: sha256(binding).toString('base64url'),
+      created_at: now.toISOString(),
+      ...expiresAt(now.getTime() + STATE_TTL_MS),
     });
     return {
       state: `${nonce}.${this.sign(nonce)}`,
@@ -62,21 +62,24 @@ export class OAuthStates {
   }
 
   /** Consumes `state` if it is genuine, live, unused and was started by the browser holding `binding`. */
-  take(state: unknown, binding: unknown): TakeResult {
+  async take(state: unknown, binding: unknown): Promise<TakeResult> {
     if (typeof state !== 'string' || state === '')
       return { ok: false, reason: 'The sign-in link has no state.' };
     const [nonce, signature, ...rest] = state.split('.');
     if (!nonce || !signature || rest.length > 0 || !safeEqual(signature, this.sign(nonce))) {
       return { ok: false, reason: 'The sign-in state is not one Twinbox issued.' };
     }
-    const record = this.pending.get(nonce);
-    this.pending.delete(nonce);
-    if (!record)
+    const record = await this.records.get(nonce);
+    // Only the process whose delete removed it may use it: two callbacks racing get one success.
+    if (!record || !(await this.records.delete(nonce)))
       return { ok: false, reason: 'The sign-in state is unknown or was already used. Start again.' };
-    if (this.clock.now().getTime() >= record.expiresAt) {
+    if (lapsed(record, this.clock.now().getTime())) {
       return { ok: false, reason: 'The sign-in took longer than 10 minutes. Start again.' };
     }
-    if (typeof binding !== 'string' || !timingSafeEqual(sha256(binding), record.bindingHash)) {
+    if (
+      typeof binding !== 'string' ||
+      !timingSafeEqual(sha256(binding), Buffer.from(record.binding_hash, 'base64url'))
+    ) {
       return {
         ok: false,
         reason: 'The sign-in was finished in a different browser from the one that started it.',
@@ -86,20 +89,15 @@ export class OAuthStates {
       ok: true,
       flow: {
         purpose: record.purpose,
-        accountId: record.accountId,
-        codeVerifier: record.codeVerifier,
-        next: record.next,
+        accountId: record.account_id ?? undefined,
+        codeVerifier: record.code_verifier,
+        next: record.next ?? undefined,
       },
     };
   }
 
   private sign(nonce: string): string {
     return createHmac('sha256', this.key).update(`oauth-state\0${nonce}`).digest('base64url');
-  }
-
-  private prune(): void {
-    const now = this.clock.now().getTime();
-    for (const [nonce, record] of this.pending) if (now >= record.expiresAt) this.pending.delete(nonce);
   }
 }
 
