@@ -1,4 +1,3 @@
-import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import type { EmitterWebhookEvent } from '@octokit/webhooks';
@@ -6,6 +5,7 @@ import type { Store } from '../server/store/store.ts';
 import type { SandboxService } from '../server/sandboxes/service.ts';
 import type { SandboxLifecycle } from '../server/sandboxes/lifecycle.ts';
 import type { SandboxRecord } from '../server/store/records.ts';
+import { QUEUES, type Job, type JobQueue, type SendResult } from '../server/jobs/queue.ts';
 import { InstallationCoverage } from './coverage.ts';
 import type { AppDeps } from './deps.ts';
 import { KeyedLock } from '../server/keyed-lock.ts';
@@ -26,7 +26,9 @@ export interface GitHubAppOptions {
   logger: Logger;
   publicUrl: () => string;
   freeTtlCapMinutes: number;
-  /** Webhook deliveries processed at once (events of one pull request are serialized anyway). */
+  /** Where verified deliveries wait to be processed, durably (server/jobs/). */
+  jobs: JobQueue;
+  /** Webhook deliveries processed at once in this process (events of one pull request are serialized anyway). */
   concurrency?: number;
   /** How long GitHub's "this installation covers that repository" answer is reused (default 60 s). */
   coverageTtlMs?: number;
@@ -34,17 +36,23 @@ export interface GitHubAppOptions {
 
 /**
  * The GitHub App: a Probot app whose events come in through Twinbox's own hapi route (app/routes.ts),
- * which verifies the signature, answers at once and queues the event here. What each event does is in
- * app/handlers/, one file per event family.
+ * which verifies the signature, has the event queued here durably, and only then answers 202. What each
+ * event does is in app/handlers/, one file per event family.
+ *
+ * Deliveries are jobs of the job queue (QUEUES.githubDelivery), keyed by X-GitHub-Delivery: a redelivery
+ * adds nothing, and a delivery acknowledged before a crash is processed after the restart (or by another
+ * process). A delivery whose processing a crash cut off is processed again, which the handlers bear:
+ * a pull request's sandbox is created under the pull request's lock only when its record has none for
+ * that head (pull-records.ts), and the comment and Deployment are brought to the current state rather
+ * than added to (comment-upkeep.ts). docs/jobs.md says what "exactly once" means here.
  */
 export class GitHubApp {
   readonly probot: Probot;
   private readonly deps: AppDeps;
-  private readonly queue: PQueue;
   private readonly pending = new Set<Promise<unknown>>();
   private readonly sandboxChanged: (sandbox: SandboxRecord) => Promise<void>;
   private readonly onChange = (sandbox: SandboxRecord) => this.track(this.sandboxChanged(sandbox));
-  private closed = false;
+  private working = false;
 
   constructor(private readonly options: GitHubAppOptions) {
     const log = options.logger.child({ component: 'github-app' });
@@ -58,7 +66,6 @@ export class GitHubApp {
       // minutes: the comment is brought up to date again by the next change anyway.
       Octokit: ProbotOctokit.defaults({ retry: { retries: 1 }, throttle: { enabled: false } }),
     });
-    this.queue = new PQueue({ concurrency: options.concurrency ?? 4 });
     const auth = (installationId?: number) => this.probot.auth(installationId);
     this.deps = {
       store: options.store,
@@ -85,32 +92,69 @@ export class GitHubApp {
     });
   }
 
+  /**
+   * A token of installation `id`, for the deploy engine's source fetch (server/deploy/source-credentials.ts).
+   * Probot mints it with the App's key and reuses it for less than its hour; it is never stored.
+   */
+  async installationToken(id: number): Promise<string> {
+    const octokit = await this.probot.auth(id);
+    const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
+    return token;
+  }
+
   /** True when `signature` (X-Hub-Signature-256) is the HMAC of `body` under the webhook secret. */
   verify(body: string, signature: string): Promise<boolean> {
     return this.probot.webhooks.verify(body, signature).catch(() => false);
   }
 
-  /** Queues a verified event; errors are logged, never thrown back to the webhook sender. */
-  enqueue(event: { id: string; name: string; payload: unknown }): void {
-    if (this.closed) return;
-    this.track(this.queue.add(() => this.probot.receive(event as EmitterWebhookEvent)));
+  /**
+   * Queues a verified event durably, keyed by its delivery id; resolves once it is committed, with
+   * `duplicate` true when that delivery was queued before (a redelivery: it adds nothing).
+   */
+  enqueue(event: { id: string; name: string; payload: unknown }): Promise<SendResult> {
+    return this.options.jobs.send<DeliveryJob>(
+      QUEUES.githubDelivery,
+      { id: event.id, name: event.name, payload: event.payload },
+      { key: event.id },
+    );
   }
 
-  /** Resolves once every queued event and every comment update has finished (tests, shutdown). */
+  /** Starts processing queued deliveries in this process (after Twinbox's recovery, see twinbox.ts). */
+  async startWorking(): Promise<void> {
+    await this.options.jobs.work<DeliveryJob>(
+      QUEUES.githubDelivery,
+      { concurrency: this.options.concurrency ?? 4 },
+      (job) => this.process(job),
+    );
+    this.working = true;
+  }
+
+  /**
+   * Resolves once every queued delivery (on PostgreSQL, in any process) and every comment update has
+   * finished (tests). Waits forever for deliveries while no process works them.
+   */
   async idle(): Promise<void> {
-    while (this.pending.size || this.queue.size || this.queue.pending) {
+    do {
+      if (this.working) await this.options.jobs.idle(QUEUES.githubDelivery);
       await Promise.all([...this.pending]);
-      await this.queue.onIdle();
       await this.deps.pullLocks.idle();
-    }
+    } while (this.pending.size);
+  }
+
+  /** Stops following sandbox changes and waits for comment updates under way (after the job queue stopped). */
+  async close(): Promise<void> {
+    this.options.lifecycle.off('change', this.onChange);
+    while (this.pending.size) await Promise.all([...this.pending]);
     await this.deps.pullLocks.idle();
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    this.options.lifecycle.off('change', this.onChange);
-    this.queue.clear();
-    await this.idle();
+  /** One delivery: Probot routes it to app/handlers/; a handler's error fails the job and is logged. */
+  private async process(job: Job<DeliveryJob>): Promise<void> {
+    await this.probot.receive({
+      id: job.data.id,
+      name: job.data.name,
+      payload: job.data.payload,
+    } as EmitterWebhookEvent);
   }
 
   private track(work: Promise<unknown>): void {
@@ -120,6 +164,14 @@ export class GitHubApp {
     this.pending.add(tracked);
     void tracked.finally(() => this.pending.delete(tracked));
   }
+}
+
+/** A delivery job (QUEUES.githubDelivery): X-GitHub-Delivery, X-GitHub-Event and the parsed body. */
+interface DeliveryJob {
+  [key: string]: unknown;
+  id: string;
+  name: string;
+  payload: unknown;
 }
 
 /** Builds and loads the App. */

@@ -1,13 +1,15 @@
 import type { Plugin } from '@hapi/hapi';
 import { apiError, badRequest } from '../server/errors.ts';
-import { UniqueViolationError, type Store } from '../server/store/store.ts';
 
 /** What the route hands verified deliveries to (the GitHubApp of index.ts). */
 export interface WebhookReceiver {
   /** True when `signature` (X-Hub-Signature-256) is the HMAC of `body` under the webhook secret. */
   verify(body: string, signature: string): Promise<boolean>;
-  /** Queues a verified event; never throws back at the sender. */
-  enqueue(event: { id: string; name: string; payload: unknown }): void;
+  /**
+   * Queues a verified event durably, keyed by its delivery id; resolves once it is committed, with
+   * `duplicate` true for a delivery queued before.
+   */
+  enqueue(event: { id: string; name: string; payload: unknown }): Promise<{ duplicate: boolean }>;
 }
 
 /** GitHub sends at most 25 MB per delivery. */
@@ -24,13 +26,14 @@ const header = (value: unknown): string | undefined =>
       : undefined;
 
 /**
- * `POST /github/webhooks`: verifies X-Hub-Signature-256 over the raw body, records the delivery id (a
- * repeated delivery is acknowledged and does nothing), queues the event and answers 202 at once. GitHub
- * gives up on a delivery after 10 s, and a deploy takes longer than that.
+ * `POST /github/webhooks`: verifies X-Hub-Signature-256 over the raw body, queues the event as a durable
+ * job keyed by its delivery id, and answers 202 once the job is committed, before it is processed: GitHub
+ * gives up on a delivery after 10 s, and a deploy takes longer than that. A repeated delivery id is
+ * acknowledged with 200 and does nothing.
  */
-export const githubAppRoutes: Plugin<{ app: WebhookReceiver; store: Store }> = {
+export const githubAppRoutes: Plugin<{ app: WebhookReceiver }> = {
   name: 'twinbox-github-app',
-  register(server, { app, store }) {
+  register(server, { app }) {
     server.route({
       method: 'POST',
       path: '/github/webhooks',
@@ -73,13 +76,9 @@ export const githubAppRoutes: Plugin<{ app: WebhookReceiver; store: Store }> = {
         // Every GitHub event payload is an object; anything else would only reach the handlers to throw.
         if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
           throw badRequest('The webhook body must be a JSON object, as every GitHub event payload is.');
-        try {
-          await store.githubDeliveries.insert({ id: delivery, event, received_at: new Date().toISOString() });
-        } catch (error) {
-          if (!(error instanceof UniqueViolationError)) throw error;
-          return h.response({ status: 'duplicate', delivery }).code(200);
-        }
-        app.enqueue({ id: delivery, name: event, payload });
+        // Committed before the 202, so an acknowledged delivery survives a crash (docs/jobs.md).
+        const { duplicate } = await app.enqueue({ id: delivery, name: event, payload });
+        if (duplicate) return h.response({ status: 'duplicate', delivery }).code(200);
         return h.response({ status: 'queued', delivery }).code(202);
       },
     });

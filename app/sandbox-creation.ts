@@ -82,7 +82,9 @@ export async function createPullSandbox(
     const input = sandboxInput(config, facts);
     const { error } = createSandboxSchema.validate(input);
     if (error) throw Boom.badRequest(error.details.map((d) => d.message).join('; '));
-    sandbox = await deps.sandboxes.create(account, input);
+    // The installation's token fetches the source: the App is installed on the repository, so it can
+    // read it even when the account's own GitHub connection cannot.
+    sandbox = await deps.sandboxes.create(account, input, { installationId: facts.installationId });
   } catch (error) {
     if (!Boom.isBoom(error)) throw error;
     await noticeAndSync(deps, rec, 'refused', refusalText(error));

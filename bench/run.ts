@@ -5,11 +5,13 @@ import { loadavg } from 'node:os';
 // The CPU-bound HTTP suites first, while nothing of the deploy suites is left on the machine.
 const suites = [
   'bench/store/run.ts',
+  'bench/processes/run.ts',
   'bench/api/run.ts',
   'bench/dashboard/run.ts',
   'bench/router/run.ts',
   'bench/twins/run.ts',
   'bench/deploy/run.ts',
+  'bench/jobs/run.ts',
   'bench/fleet/run.ts',
 ];
 // One suite failing does not cost the figures of the others (they must come from one run): all run,

@@ -12,10 +12,19 @@ export interface Config {
   /** PostgreSQL store (docs/store.md); unset: the embedded store under `dataDir`. */
   databaseUrl: string | undefined;
   jwtSecret: string | undefined;
+  /**
+   * AES-256 key (32 bytes) sealing secrets at rest (GitHub tokens); required in production, else one is
+   * generated under `dataDir` (server/identity/secret-box.ts).
+   */
+  encryptionKey: Buffer | undefined;
   sessionTtlMinutes: number;
   adminToken: string | undefined;
   freeTtlCapMinutes: number;
   deployConcurrency: number;
+  /** TWINBOX_JOB_LEASE_SECONDS: how long a dead process's running job stays claimed (PostgreSQL). */
+  jobLeaseSeconds: number;
+  /** TWINBOX_JOB_WORKERS: false when this process queues jobs but works none. */
+  jobWorkers: boolean;
   reaperIntervalMs: number;
   ownerEmail: string;
   logLevel: string;
@@ -28,6 +37,8 @@ export interface Config {
   githubToken: string | undefined;
   /** How long a started app has to answer HTTP before its sandbox fails. */
   deployHealthTimeoutMs: number;
+  /** How long a sandbox pod (the process hosting its twins) has to start. */
+  podStartTimeoutMs: number;
   /** How long install + build may take before the sandbox fails. */
   deployBuildTimeoutMs: number;
   /** Data-segment limit (RLIMIT_DATA) of each app process and its build steps, in MiB. */
@@ -72,6 +83,19 @@ export interface Config {
   sandboxQuota: { free: number; pro: number };
   /** `host:port` pairs an install step may reach (the package registry); nothing else leaves a sandbox. */
   installEgress: Array<{ host: string; port: number }>;
+  /**
+   * What this process runs (docs/scaling.md): `all` (one process: API, web, App, router and deploys),
+   * `api` (API, web, GitHub App intake, reaper; the router forwards to runners) or `runner` (deploys
+   * and the pods of its sandboxes, their router on its internal URL). `api` and `runner` need
+   * PostgreSQL and the admin token.
+   */
+  role: 'all' | 'api' | 'runner';
+  /** This runner's id in the registry; default: derived from the data directory (stable across restarts). */
+  runnerId: string | undefined;
+  /** Where other processes reach this runner; default http://<publicHost>:<port once listening>. */
+  runnerUrl: string | undefined;
+  /** A runner whose heartbeat is older than this is lost: its sandboxes fail (docs/scaling.md). */
+  runnerStaleSeconds: number;
 }
 
 const schema = Joi.object({
@@ -89,6 +113,16 @@ const schema = Joi.object({
   TWINBOX_JWT_SECRET: Joi.string().min(32).messages({
     'string.min': '"TWINBOX_JWT_SECRET" must be at least 32 characters (use 32+ random bytes)',
   }),
+  TWINBOX_ENCRYPTION_KEY: Joi.string()
+    .custom((value: string, helpers) =>
+      /^[A-Za-z0-9+/_-]+={0,2}$/.test(value.trim()) && Buffer.from(value.trim(), 'base64').length === 32
+        ? value.trim()
+        : helpers.error('any.invalid'),
+    )
+    .messages({
+      'any.invalid':
+        '"TWINBOX_ENCRYPTION_KEY" must be 32 bytes in base64 (make one with: openssl rand -base64 32)',
+    }),
   TWINBOX_SESSION_TTL_MINUTES: Joi.number()
     .integer()
     .min(5)
@@ -99,6 +133,8 @@ const schema = Joi.object({
   }),
   TWINBOX_FREE_TTL_CAP_MINUTES: Joi.number().integer().min(1).max(480).default(60),
   TWINBOX_DEPLOY_CONCURRENCY: Joi.number().integer().min(1).max(64).default(4),
+  TWINBOX_JOB_LEASE_SECONDS: Joi.number().integer().min(1).max(3600).default(60),
+  TWINBOX_JOB_WORKERS: Joi.string().valid('on', 'off').default('on'),
   TWINBOX_REAPER_INTERVAL_MS: Joi.number().integer().min(50).max(60_000).default(1000),
   TWINBOX_OWNER_EMAIL: Joi.string().email({ tlds: false }).default('owner@twinbox.local'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
@@ -116,6 +152,7 @@ const schema = Joi.object({
     .default('https://api.github.com'),
   GITHUB_TOKEN: Joi.string().min(1),
   TWINBOX_HEALTH_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(30_000),
+  TWINBOX_POD_START_TIMEOUT_MS: Joi.number().integer().min(1000).max(600_000).default(90_000),
   TWINBOX_BUILD_TIMEOUT_MS: Joi.number().integer().min(1000).max(3_600_000).default(600_000),
   TWINBOX_APP_MEMORY_MB: Joi.number().integer().min(64).max(65_536).default(1024),
   TWINBOX_APP_LOG_BYTES: Joi.number()
@@ -172,6 +209,12 @@ const schema = Joi.object({
     .messages({
       'string.pattern.base': '"TWINBOX_INSTALL_EGRESS" must be a comma-separated list of host:port',
     }),
+  TWINBOX_ROLE: Joi.string().valid('all', 'api', 'runner').default('all'),
+  TWINBOX_RUNNER_ID: Joi.string()
+    .pattern(/^[A-Za-z0-9_-]{1,40}$/)
+    .messages({ 'string.pattern.base': '"TWINBOX_RUNNER_ID" must be 1 to 40 of A-Z a-z 0-9 _ -' }),
+  TWINBOX_RUNNER_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  TWINBOX_RUNNER_STALE_SECONDS: Joi.number().integer().min(3).max(3600).default(30),
 })
   // The App is all or nothing: a half-configured one would accept webhooks it cannot act on.
   .and('GITHUB_APP_ID', 'GITHUB_APP_PRIVATE_KEY', 'GITHUB_WEBHOOK_SECRET')
@@ -194,6 +237,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   }
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- shaped and defaulted by `schema`
   const v = value as Record<string, any>;
+  // Several processes share state only through PostgreSQL, and call each other with the admin token.
+  if (v.TWINBOX_ROLE !== 'all') {
+    const missing = ['TWINBOX_DATABASE_URL', 'TWINBOX_ADMIN_TOKEN'].filter((name) => !v[name]);
+    if (missing.length)
+      throw new ConfigError(
+        `Invalid configuration:\n${missing.map((name) => `  - "${name}" is required when TWINBOX_ROLE is ${v.TWINBOX_ROLE}`).join('\n')}`,
+      );
+  }
   return {
     env: v.NODE_ENV,
     port: v.PORT,
@@ -202,10 +253,13 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     dataDir: resolve(v.TWINBOX_DATA_DIR),
     databaseUrl: v.TWINBOX_DATABASE_URL,
     jwtSecret: v.TWINBOX_JWT_SECRET,
+    encryptionKey: v.TWINBOX_ENCRYPTION_KEY ? Buffer.from(v.TWINBOX_ENCRYPTION_KEY, 'base64') : undefined,
     sessionTtlMinutes: v.TWINBOX_SESSION_TTL_MINUTES,
     adminToken: v.TWINBOX_ADMIN_TOKEN,
     freeTtlCapMinutes: v.TWINBOX_FREE_TTL_CAP_MINUTES,
     deployConcurrency: v.TWINBOX_DEPLOY_CONCURRENCY,
+    jobLeaseSeconds: v.TWINBOX_JOB_LEASE_SECONDS,
+    jobWorkers: v.TWINBOX_JOB_WORKERS === 'on',
     reaperIntervalMs: v.TWINBOX_REAPER_INTERVAL_MS,
     ownerEmail: v.TWINBOX_OWNER_EMAIL,
     logLevel: v.LOG_LEVEL,
@@ -214,6 +268,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     githubApiUrl: v.GITHUB_API_URL,
     githubToken: v.GITHUB_TOKEN,
     deployHealthTimeoutMs: v.TWINBOX_HEALTH_TIMEOUT_MS,
+    podStartTimeoutMs: v.TWINBOX_POD_START_TIMEOUT_MS,
     deployBuildTimeoutMs: v.TWINBOX_BUILD_TIMEOUT_MS,
     appMemoryMb: v.TWINBOX_APP_MEMORY_MB,
     appLogBytes: v.TWINBOX_APP_LOG_BYTES,
@@ -246,6 +301,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     appLogFileBytes: v.TWINBOX_APP_LOG_FILE_BYTES,
     sandboxQuota: { free: v.TWINBOX_SANDBOX_QUOTA_FREE, pro: v.TWINBOX_SANDBOX_QUOTA_PRO },
     installEgress: parseHostPorts(v.TWINBOX_INSTALL_EGRESS),
+    role: v.TWINBOX_ROLE,
+    runnerId: v.TWINBOX_RUNNER_ID,
+    runnerUrl: v.TWINBOX_RUNNER_URL?.replace(/\/+$/, ''),
+    runnerStaleSeconds: v.TWINBOX_RUNNER_STALE_SECONDS,
   };
 }
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
+import { EncryptionKeyMissingError } from './identity/secret-box.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
 import { DatabaseUnavailableError } from './store/postgres/store.ts';
 import { SchemaMismatchError } from './store/postgres/migrate.ts';
@@ -42,7 +43,8 @@ try {
     error instanceof DataDirLockedError ||
     error instanceof IsolationError ||
     error instanceof DatabaseUnavailableError ||
-    error instanceof SchemaMismatchError
+    error instanceof SchemaMismatchError ||
+    error instanceof EncryptionKeyMissingError
   ) {
     process.stderr.write(`twinbox: ${error.message}\n`);
     process.exit(1);

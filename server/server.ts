@@ -138,7 +138,13 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
     await server.register({ plugin: assetRoutes });
     await server.register({
       plugin: webRoutes,
-      options: { emailAuth: identity.emailAuth, apiKeys: deps.apiKeys, store: deps.store, web },
+      options: {
+        emailAuth: identity.emailAuth,
+        apiKeys: deps.apiKeys,
+        store: deps.store,
+        web,
+        githubConnections: identity.github.connections,
+      },
     });
     await server.register({
       plugin: dashboardRoutes,
@@ -152,7 +158,7 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
     });
   }
   if (deps.githubApp) {
-    await server.register({ plugin: githubAppRoutes, options: { app: deps.githubApp, store: deps.store } });
+    await server.register({ plugin: githubAppRoutes, options: { app: deps.githubApp } });
   }
   if (deps.adminToken) {
     await server.register({

@@ -15,20 +15,26 @@ import { builtInCatalog, type TwinCatalog } from './twins/catalog.ts';
 import { ScenarioDirectory } from './scenarios/directory.ts';
 import { ScenarioService } from './scenarios/service.ts';
 import { SandboxLifecycle } from './sandboxes/lifecycle.ts';
+import { openJobQueue, type JobQueue } from './jobs/index.ts';
 import { SandboxService } from './sandboxes/service.ts';
 import { TtlReaper } from './sandboxes/reaper.ts';
 import type { Deployer } from './sandboxes/deployer.ts';
 import { createDeployEngine, type DeployEngine } from './deploy/index.ts';
+import { sandboxSourceCredentials } from './deploy/source-credentials.ts';
 import { createServer } from './server.ts';
 import { createGitHubApp, type GitHubApp } from '../app/index.ts';
 import { chooseLogFormat, createLogger } from './logger.ts';
 import { githubWebHosts } from './sandboxes/pull-request-url.ts';
 import { attachRouter, sandboxHosts } from './router/index.ts';
 import { createTimeline, type Timeline } from './timeline/index.ts';
+import { Cluster, NO_LOCAL_SANDBOXES, processRole } from './runners/index.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
+
+/** How often lapsed sign-in records (OAuth flows, rate-limit counters, revocations) are swept. */
+const SWEEP_INTERVAL_MS = 10 * 60_000;
 
 export interface TwinboxOptions {
   logger?: Logger;
@@ -50,6 +56,8 @@ export interface Twinbox {
   sessions: Sessions;
   identity: Identity;
   lifecycle: SandboxLifecycle;
+  /** The durable job queue: deploys and GitHub deliveries (server/jobs/). */
+  jobs: JobQueue;
   /** The embedded deploy engine, unless a deployer was passed in or TWINBOX_DEPLOY_ENGINE=none. */
   engine: DeployEngine | undefined;
   /** The GitHub App (app/), when GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY and GITHUB_WEBHOOK_SECRET are set. */
@@ -77,6 +85,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
   // so it stays one process's; a database is shared by any number of processes (docs/store.md).
   const lock: DataDirLock = lockDataDir(config.dataDir);
   let opened: Store | undefined;
+  let openedJobs: JobQueue | undefined;
   try {
     const store = (opened = config.databaseUrl
       ? await openPostgresStore({
@@ -84,12 +93,20 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
           log: (level, message) => logger[level](message),
         })
       : await openLowdbStore(config.dataDir));
+    // Beside the Store it goes with: pg-boss on its database (migrated by now), else its `jobs` collection.
+    const jobs = (openedJobs = await openJobQueue({
+      databaseUrl: config.databaseUrl,
+      store,
+      logger,
+      leaseSeconds: config.jobLeaseSeconds,
+    }));
     const accounts = new Accounts(store);
     const apiKeys = new ApiKeys(store, (error) =>
       logger.warn({ err: error }, 'could not record API key use'),
     );
     const sessions = await Sessions.create({
       secret: config.jwtSecret,
+      store,
       dataDir: config.dataDir,
       ttlMinutes: config.sessionTtlMinutes,
     });
@@ -113,18 +130,59 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
         twinUrl: (id: string, twin: string) => hosts().twinUrl(id, twin),
       };
     };
+    // Each deploy fetches with its sandbox's own GitHub token, asked for when its source step runs: the
+    // installation's when the GitHub App started it (the App is made below), else the owner's connection.
+    const app: { current?: GitHubApp } = {};
+    const sourceCredentials = sandboxSourceCredentials({
+      installationToken: config.githubApp
+        ? (id) => {
+            if (!app.current) throw new Error('the GitHub App is not started yet');
+            return app.current.installationToken(id);
+          }
+        : undefined,
+      connectionToken: (accountId) => identity.github.connections.tokenFor(accountId),
+      // In production each owner's own credentials are used, never a server-wide token.
+      serverToken: config.env === 'production' ? undefined : config.githubToken,
+      logger,
+    });
+    // API, runner or both (TWINBOX_ROLE, docs/scaling.md): an API process runs no sandbox.
+    const role = processRole(config);
     // A deployer passed in (tests of the lifecycle) wins; otherwise the embedded engine unless turned off.
     const engine: DeployEngine | undefined =
-      options.deployer || config.deployEngine === 'none'
+      options.deployer || config.deployEngine === 'none' || !role.runsSandboxes
         ? undefined
-        : await createDeployEngine({ config, logger, catalog, store, urls: sandboxUrls() });
+        : await createDeployEngine({
+            config,
+            logger,
+            catalog,
+            store,
+            urls: sandboxUrls(),
+            sourceCredentials,
+          });
     const lifecycle = new SandboxLifecycle(
       store,
       logger,
       options.deployer ?? engine?.deployer,
       config.deployConcurrency,
+      jobs,
     );
     engine?.attach(lifecycle);
+    lifecycle.runnerId = role.runnerId;
+    lifecycle.queuesForRunners = !role.runsSandboxes;
+    const cluster = role.shared
+      ? new Cluster({
+          config,
+          role,
+          store,
+          logger,
+          lifecycle,
+          localLogs: engine?.deployer.logs,
+          local: engine && {
+            release: (sandbox) => engine.deployer.teardown(sandbox),
+            observe: (sandbox) => engine.directory.observe(sandbox),
+          },
+        })
+      : undefined;
     const scenarioDirectory = new ScenarioDirectory(store);
     const scenarios = new ScenarioService(store, catalog, scenarioDirectory);
     const sandboxes = new SandboxService(store, accounts, catalog, scenarioDirectory, lifecycle, {
@@ -152,8 +210,10 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
           logger,
           publicUrl: () => identity.urls(Number(server.info.port)).publicUrl,
           freeTtlCapMinutes: config.freeTtlCapMinutes,
+          jobs,
         })
       : undefined;
+    app.current = githubApp;
     const server = await createServer({
       port: config.port,
       host: config.bindHost,
@@ -167,7 +227,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       sandboxes,
       scenarios,
       adminToken: config.adminToken,
-      appLogs: engine?.deployer.logs,
+      appLogs: cluster?.logs ?? engine?.deployer.logs,
       timeline: timeline.service,
       twinSocketOf: engine
         ? (id: string, twin: string) => engine.directory.socketFor(id, { kind: 'twin', name: twin })
@@ -179,24 +239,39 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       validateResponses: options.validateResponses ?? config.env === 'test',
     });
     // Apps and twins are served on Twinbox's own port, by Host, in front of the API (docs/routing.md).
-    const router = engine
-      ? attachRouter(server, {
-          domain: config.sandboxDomain,
-          endpoints: engine.directory,
-          logger,
-          adminToken: config.adminToken,
-          observe: timeline.requests.observe,
-        })
-      : undefined;
+    await cluster?.attach(server);
+    const router =
+      // An `all` process without the deploy engine (API tests) keeps no router, as before roles.
+      engine || (cluster && !role.runsSandboxes)
+        ? attachRouter(server, {
+            domain: config.sandboxDomain,
+            endpoints: engine?.directory ?? NO_LOCAL_SANDBOXES,
+            remote: cluster?.locator,
+            logger,
+            adminToken: config.adminToken,
+            observe: timeline.requests.observe,
+          })
+        : undefined;
     await reaper.start();
+    identity.sweeper.start(SWEEP_INTERVAL_MS);
     await lifecycle.recover();
+    await cluster?.start();
+    // Only now: a deploy job cut off by a crash runs again, and must find its sandbox `queued` again.
+    if (config.jobWorkers) {
+      await lifecycle.startDeploying();
+      await githubApp?.startWorking();
+    }
 
     let stopping: Promise<void> | undefined;
     const stop = () =>
       (stopping ??= (async () => {
         await reaper.stop();
+        await identity.sweeper.stop();
         await router?.close();
         await server.stop({ timeout: 5000 });
+        await cluster?.stop();
+        // Running jobs are cut off and handed back before what they use closes.
+        await jobs.stop();
         await githubApp?.close();
         await lifecycle.stop();
         await engine?.close();
@@ -215,6 +290,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       sessions,
       identity,
       lifecycle,
+      jobs,
       engine,
       githubApp,
       reaper,
@@ -222,6 +298,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       stop,
     };
   } catch (error) {
+    await openedJobs?.stop().catch(() => {});
     await opened?.close().catch(() => {});
     lock.release();
     throw error;

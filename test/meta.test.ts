@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { createCatalog } from '../server/twins/catalog.ts';
 import { call, createUser, startTestTwinbox } from './helpers/twinbox.ts';
@@ -8,8 +9,47 @@ t.test('GET /twins lists the catalog, and needs a token', async (t) => {
   const user = await createUser(tb);
   const res = await call(tb, { url: '/twins', token: user.key });
   t.equal(res.status, 200);
-  t.same(res.body, { twins: [{ name: 'stripe', description: 'Stripe', env_vars: ['STRIPE_SECRET_KEY'] }] });
+  t.same(res.body, {
+    twins: [
+      {
+        name: 'stripe',
+        description: 'Stripe',
+        env_vars: ['STRIPE_SECRET_KEY'],
+        operations: [],
+        schema_source: null,
+      },
+    ],
+  });
   t.equal((await call(tb, { url: '/twins' })).status, 401);
+});
+
+t.test('GET /twins says what each twin supports, from its vendored API description', async (t) => {
+  const tb = await startTestTwinbox(t);
+  const user = await createUser(tb);
+  const res = await call(tb, { url: '/twins', token: user.key });
+  t.equal(res.status, 200);
+  const byName = new Map(
+    (res.body.twins as Array<{ name: string; operations: string[]; schema_source: unknown }>).map((e) => [
+      e.name,
+      e,
+    ]),
+  );
+  t.ok(byName.size >= 14, `the catalog lists ${byName.size} twins (issue 13: at least 14)`);
+  for (const name of ['github', 'slack', 'stripe', 'resend', 'twilio', 'clerk']) {
+    const entry = byName.get(name);
+    const source = JSON.parse(
+      readFileSync(new URL(`../server/twins/${name}/vendor-schema/source.json`, import.meta.url), 'utf8'),
+    ) as { operations: string[]; title: string; url: string };
+    t.same(entry?.operations, source.operations, `${name}: the operations of its source.json`);
+    t.match(entry?.schema_source, { name: source.title, url: source.url }, `${name}: its schema source`);
+  }
+  t.ok(byName.get('resend')?.operations.includes('POST /emails'), 'Resend says it sends email');
+  t.ok(byName.get('clerk')?.operations.includes('POST /users'), 'Clerk says it creates users');
+  t.match(byName.get('twilio')?.schema_source, { version: 'd50069b44ea8cd23141385bdb6db48f16ff75bb5' });
+  for (const entry of byName.values()) {
+    if (!entry.operations.length)
+      t.equal(entry.schema_source, null, `${entry.name}: no description, no source`);
+  }
 });
 
 t.test('GET /openapi.json is an OpenAPI 3 document generated from the routes', async (t) => {

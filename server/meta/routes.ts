@@ -11,6 +11,19 @@ const catalogSchema = Joi.object({
         name: Joi.string().required(),
         description: Joi.string().required(),
         env_vars: Joi.array().items(Joi.string()).required(),
+        operations: Joi.array()
+          .items(Joi.string())
+          .required()
+          .description('The vendor operations the twin serves, as its vendored API description names them'),
+        schema_source: Joi.object({
+          name: Joi.string().required(),
+          version: Joi.string().allow(null).required(),
+          url: Joi.string().allow(null).required(),
+        })
+          .allow(null)
+          .required()
+          .description("The vendor's API description the twin's answers are checked against")
+          .label('TwinSchemaSource'),
       }).label('TwinCatalogEntry'),
     )
     .required(),

@@ -2,6 +2,9 @@
 export { parseSandboxHost, sandboxHosts, type SandboxHost, type SandboxHosts } from './hosts.ts';
 export {
   attachRouter,
+  FORWARDED_HEADER,
+  type RemoteLocation,
+  type RemoteSandboxes,
   type ForwardedRequest,
   type ForwardObserver,
   type Router,

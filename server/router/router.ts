@@ -52,6 +52,23 @@ export interface SandboxEndpoints {
   stateOf(sandboxId: string): SandboxState;
 }
 
+/**
+ * Where a sandbox this process has no pod of is served, on several processes (docs/routing.md, "Several
+ * processes"): the internal URL of the runner holding it, or its state, which this router answers.
+ */
+export type RemoteLocation = { runnerUrl: string } | { state: SandboxState };
+
+/** Finds sandboxes held by other processes (server/runners/locator.ts); asked per request, async. */
+export interface RemoteSandboxes {
+  locate(sandboxId: string): Promise<RemoteLocation>;
+}
+
+/**
+ * Set on a request one router forwards to another (API process to runner): the runner answers it from
+ * what it has and never forwards it again, so two processes that disagree cannot bounce it between them.
+ */
+export const FORWARDED_HEADER = 'x-twinbox-forwarded';
+
 /** A request the router forwards to a sandbox's app or twin, as an observer (the timeline) sees it. */
 export interface ForwardedRequest {
   sandboxId: string;
@@ -80,6 +97,11 @@ export interface RouterOptions {
   adminToken?: string;
   /** Hears of every request forwarded to an app or twin (WebSocket tunnels excepted). */
   observe?: ForwardObserver;
+  /**
+   * Sandboxes of other processes: a request for a sandbox with no pod here is proxied, Host kept, to
+   * the runner holding it. The observer is not told of those: the runner's own router tells its own.
+   */
+  remote?: RemoteSandboxes;
 }
 
 export interface Router {
@@ -142,8 +164,7 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
     if (!(target instanceof ServerResponse)) target.destroy();
   });
 
-  function decide(host: SandboxHost): Decision {
-    const state = endpoints.stateOf(host.id);
+  function decide(host: SandboxHost, state: SandboxState = endpoints.stateOf(host.id)): Decision {
     const what = host.twin
       ? `The twin "${host.twin}" of sandbox ${host.id}`
       : `The app of sandbox ${host.id}`;
@@ -207,8 +228,9 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
     res: ServerResponse,
     host: SandboxHost,
     expectContinue = false,
+    state?: SandboxState,
   ): void {
-    const decision = decide(host);
+    const decision = decide(host, state);
     if (!('socketPath' in decision)) return answer(req, res, host, decision);
     if (expectContinue) {
       // We take the body, so we say so; the backend never sees the Expect it would answer to nobody.
@@ -262,8 +284,14 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
     });
   }
 
-  function proxyWebSocket(req: IncomingMessage, socket: Socket, head: Buffer, host: SandboxHost): void {
-    const decision = decide(host);
+  function proxyWebSocket(
+    req: IncomingMessage,
+    socket: Socket,
+    head: Buffer,
+    host: SandboxHost,
+    state?: SandboxState,
+  ): void {
+    const decision = decide(host, state);
     if (!('socketPath' in decision)) {
       const html = prefersHtml(req.headers.accept, host.twin ? 'twin' : 'app');
       return refuseUpgrade(socket, problemAnswer(decision.problem, html, decision.page));
@@ -287,6 +315,92 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
     });
   }
 
+  // Sandboxes held by other processes: proxied as they are (Host kept, response streamed untouched); the
+  // runner's router does the rest (credentials out, request id, timeline).
+  const remoteAgent = new Agent({ keepAlive: true, timeout: 60_000, scheduling: 'lifo' });
+  const remoteProxy = new ProxyServer({ xfwd: true });
+  remoteProxy.on('error', (error, _req, target) => {
+    logger.debug({ err: error }, 'router: connection error to a runner');
+    if (!(target instanceof ServerResponse)) target.destroy();
+  });
+
+  /** Should this request be looked up elsewhere? Only when this process has no pod for it. */
+  function elsewhere(req: IncomingMessage, host: SandboxHost): boolean {
+    if (!options.remote || req.headers[FORWARDED_HEADER] !== undefined) return false;
+    const target: RouteTarget = host.twin ? { kind: 'twin', name: host.twin } : { kind: 'app' };
+    return endpoints.socketFor(host.id, target) === undefined;
+  }
+
+  function lookupFailed(host: SandboxHost, error: unknown): RouterProblem {
+    logger.warn({ err: error, sandbox_id: host.id }, 'router: could not find where the sandbox runs');
+    return {
+      status: 503,
+      code: 'sandbox_lookup_failed',
+      title: 'Try again',
+      message: `Could not find where sandbox ${host.id} runs just now. Try again in a few seconds.`,
+      retryAfter: 2,
+    };
+  }
+
+  function remoteWeb(req: IncomingMessage, res: ServerResponse, host: SandboxHost, expectContinue = false) {
+    options.remote!.locate(host.id).then(
+      (location) => {
+        if ('state' in location) return proxyWeb(req, res, host, expectContinue, location.state);
+        if (expectContinue) {
+          res.writeContinue();
+          delete req.headers.expect;
+        }
+        req.headers[FORWARDED_HEADER] = '1';
+        const agent = location.runnerUrl.startsWith('http:') ? remoteAgent : undefined;
+        remoteProxy.web(req, res, { target: location.runnerUrl, agent }, (error) => {
+          logger.warn({ err: error, sandbox_id: host.id }, 'router: the runner did not answer');
+          if (res.headersSent) return void res.destroy();
+          send(
+            res,
+            req.method === 'HEAD',
+            problemAnswer(
+              {
+                status: 502,
+                code: 'sandbox_unreachable',
+                title: 'The sandbox did not answer',
+                message: `The runner holding sandbox ${host.id} did not answer (${(error as NodeJS.ErrnoException).code ?? error.message}).`,
+              },
+              prefersHtml(req.headers.accept, host.twin ? 'twin' : 'app'),
+            ),
+            randomUUID(),
+          );
+        });
+      },
+      (error: unknown) =>
+        send(
+          res,
+          req.method === 'HEAD',
+          problemAnswer(
+            lookupFailed(host, error),
+            prefersHtml(req.headers.accept, host.twin ? 'twin' : 'app'),
+          ),
+          randomUUID(),
+        ),
+    );
+  }
+
+  function remoteWebSocket(req: IncomingMessage, socket: Socket, head: Buffer, host: SandboxHost) {
+    options.remote!.locate(host.id).then(
+      (location) => {
+        if ('state' in location) return proxyWebSocket(req, socket, head, host, location.state);
+        req.headers[FORWARDED_HEADER] = '1';
+        tunnels.add(socket);
+        socket.once('close', () => tunnels.delete(socket));
+        const agent = location.runnerUrl.startsWith('http:') ? remoteAgent : undefined;
+        remoteProxy.ws(req, socket, head, { target: location.runnerUrl, agent }, (error) => {
+          logger.warn({ err: error, sandbox_id: host.id }, 'router: the runner did not answer a WebSocket');
+          socket.destroy();
+        });
+      },
+      (error: unknown) => refuseUpgrade(socket, problemAnswer(lookupFailed(host, error), false)),
+    );
+  }
+
   // Take hapi's listeners out and put the dispatcher in front of them.
   const hapiRequest = listener.listeners('request') as RequestListener[];
   const hapiContinue = listener.listeners('checkContinue') as RequestListener[];
@@ -299,17 +413,20 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
 
   const onRequest: RequestListener = (req, res) => {
     const host = parseSandboxHost(req.headers.host, domain);
-    if (host) proxyWeb(req, res, host);
+    if (host && elsewhere(req, host)) remoteWeb(req, res, host);
+    else if (host) proxyWeb(req, res, host);
     else hapi(req, res);
   };
   const onCheckContinue: RequestListener = (req, res) => {
     const host = parseSandboxHost(req.headers.host, domain);
-    if (host) proxyWeb(req, res, host, true);
+    if (host && elsewhere(req, host)) remoteWeb(req, res, host, true);
+    else if (host) proxyWeb(req, res, host, true);
     else hapiExpectContinue(req, res);
   };
   const onUpgrade: UpgradeListener = (req, socket, head) => {
     const host = parseSandboxHost(req.headers.host, domain);
     const webSocket = req.method === 'GET' && req.headers.upgrade?.toLowerCase() === 'websocket';
+    if (host && webSocket && elsewhere(req, host)) return remoteWebSocket(req, socket, head, host);
     if (host && webSocket) return proxyWebSocket(req, socket, head, host);
     if (!host && previousUpgrade.length > 0) {
       for (const handler of previousUpgrade) handler.call(listener, req, socket, head);
@@ -342,6 +459,7 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
       tunnels.clear();
       // The proxy keeps its listeners: a tunnel socket may still report an error, which must not throw.
       agent.destroy();
+      remoteAgent.destroy();
     },
   };
 }

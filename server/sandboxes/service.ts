@@ -61,7 +61,15 @@ export class SandboxService {
     private readonly policy: SandboxPolicy,
   ) {}
 
-  async create(account: AccountRecord, input: CreateSandboxInput): Promise<SandboxRecord> {
+  /**
+   * `origin.installationId`: the GitHub App installation creating it (app/), whose token fetches its
+   * source; never taken from a request body.
+   */
+  async create(
+    account: AccountRecord,
+    input: CreateSandboxInput,
+    origin: { installationId?: number } = {},
+  ): Promise<SandboxRecord> {
     if (input.pr_url) this.checkPullRequestUrl(input.pr_url, input.repo);
     this.checkTwinNames(input.twins ?? []);
     const scenario = input.scenario_id
@@ -93,7 +101,7 @@ export class SandboxService {
     // for themselves (one process; the store has no transaction to do it across processes).
     return this.creating.run(account.id, async () => {
       await this.checkQuota(account);
-      return this.insert(account, input, seeding, ttl);
+      return this.insert(account, input, seeding, ttl, origin.installationId ?? null);
     });
   }
 
@@ -102,6 +110,7 @@ export class SandboxService {
     input: CreateSandboxInput,
     seeding: ReturnType<typeof planSeed>,
     ttl: number,
+    installationId: number | null,
   ): Promise<SandboxRecord> {
     const now = new Date();
     const sandbox: SandboxRecord = {
@@ -128,9 +137,11 @@ export class SandboxService {
       updated_at: now.toISOString(),
       expires_at: new Date(now.getTime() + ttl * 60_000).toISOString(),
       ended_at: null,
+      installation_id: installationId,
     };
     await this.store.sandboxes.insert(sandbox);
-    this.lifecycle.enqueue(sandbox);
+    // Answered only once the deploy job is durable too: a 201 promises a deploy, crash or not.
+    await this.lifecycle.enqueue(sandbox);
     return sandbox;
   }
 

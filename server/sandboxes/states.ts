@@ -4,13 +4,14 @@ import type { SandboxStatus } from '../store/records.ts';
  * The sandbox lifecycle. The spec shows `queued` and `ready`; the rest are ours (docs/sandboxes.md).
  *
  *   queued ─► building ─► ready ─► expired | deleted
- *     │          │          │
+ *     │ ▲        │          │
+ *     │ └────────┤          │            (building ─► queued: a deploy cut off by a restart runs again)
  *     │          └──────────┴─► failed ─► expired | deleted     (a ready app that crashes fails too)
  *     └─────────────────────────► expired | deleted
  */
 const NEXT: Record<SandboxStatus, readonly SandboxStatus[]> = {
   queued: ['building', 'expired', 'deleted'],
-  building: ['ready', 'failed', 'expired', 'deleted'],
+  building: ['ready', 'queued', 'failed', 'expired', 'deleted'],
   ready: ['failed', 'expired', 'deleted'],
   failed: ['expired', 'deleted'],
   expired: [],

@@ -131,7 +131,9 @@ export function integrationsPage(
   const done =
     query.connected === 'github'
       ? notice(html`GitHub is connected${github ? html` as <strong>@${github.login}</strong>` : html``}.`)
-      : html``;
+      : query.disconnected === 'github' && !github
+        ? notice('GitHub is disconnected, and its token deleted.')
+        : html``;
   return {
     title: 'Integrations',
     section: 'integrations',
@@ -141,9 +143,22 @@ export function integrationsPage(
       ${
         github
           ? html`<p id="github-status">
-              Connected as <strong>@${github.login}</strong> since ${when(github.created_at)}. You can sign in
-              with GitHub.
-            </p>`
+                Connected as <strong>@${github.login}</strong> since ${when(github.created_at)}. You can sign
+                in with GitHub.
+              </p>
+              <p id="github-token">
+                ${
+                  github.github_token
+                    ? 'Sandboxes fetch your private repositories with this connection (its token is kept encrypted).'
+                    : html`This connection holds no GitHub token, so sandboxes can fetch only public
+                        repositories. <a href="/auth/github/connect">Connect GitHub again</a> to let them read
+                        private ones.`
+                }
+              </p>
+              <form method="post" action="/integrations/github/disconnect">
+                ${csrfField(signedIn)}
+                <button type="submit" class="danger">Disconnect GitHub</button>
+              </form>`
           : html`<p id="github-status">Not connected.</p>
               <p>Connect your GitHub account to sign in with it.</p>
               <p><a class="button-link" href="/auth/github/connect">Connect GitHub</a></p>`

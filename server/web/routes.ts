@@ -3,8 +3,10 @@ import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import type { ApiKeys } from '../auth/api-keys.ts';
 import type { Store } from '../store/store.ts';
 import type { EmailAuth } from '../identity/email-auth.ts';
+import type { GitHubConnections } from '../identity/github/connections.ts';
 import { SESSION_COOKIE } from '../identity/cookies.ts';
 import { notFound } from '../errors.ts';
+import type { Html } from './html.ts';
 import type { PageOptions } from './layout.ts';
 import { render } from './respond.ts';
 import { safeNext, type SignedIn, type WebSessions } from './session.ts';
@@ -27,6 +29,8 @@ export interface WebRoutesOptions {
   apiKeys: ApiKeys;
   store: Store;
   web: WebSessions;
+  /** The GitHub connections' tokens: the disconnect button drops the connection and its token. */
+  githubConnections: GitHubConnections;
 }
 
 /** A text field of a posted form; anything else (absent, repeated, not text) is empty. */
@@ -51,7 +55,7 @@ function refusal(error: unknown): { status: number; detail: string } {
  */
 export const webRoutes: Plugin<WebRoutesOptions> = {
   name: 'twinbox-web',
-  register(server, { emailAuth, apiKeys, store, web }) {
+  register(server, { emailAuth, apiKeys, store, web, githubConnections }) {
     const show = (h: ResponseToolkit, options: PageOptions, code = 200) => render(h, options, code);
     const options = { auth: false as const, plugins: { web: true } };
     const ip = (request: Request) => request.info.remoteAddress;
@@ -62,6 +66,30 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
       const query = request.query as Record<string, unknown>;
       if (query.error !== undefined || query.detail !== undefined) return undefined;
       return (await web.current(request)) ? h.redirect(safeNext(query.next)) : undefined;
+    };
+
+    /**
+     * Sending a code (sign-in, or a new sign-up code): the code page (with `sent` above it), or, when
+     * refused, the page `refused` makes with why.
+     */
+    const sendStep = async (
+      request: Request,
+      h: ResponseToolkit,
+      flow: 'login' | 'signup',
+      send: (email: string) => Promise<unknown>,
+      refused: (email: string, next: string, why: Html) => PageOptions,
+      sent?: Html,
+    ) => {
+      web.checkForm(request);
+      const email = field(request, 'email').trim();
+      const next = safeNext(field(request, 'next'));
+      try {
+        await send(email);
+      } catch (error) {
+        const { status, detail } = refusal(error);
+        return show(h, refused(email, next, errorBox(detail)), status);
+      }
+      return show(h, codePage(flow, email, next, sent));
     };
 
     /** The code step of sign-in and of sign-up: signed in and on to `next`, or the code page again with why. */
@@ -100,23 +128,16 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         method: 'POST',
         path: '/login/email',
         options,
-        async handler(request, h) {
-          web.checkForm(request);
-          const email = field(request, 'email').trim();
-          const next = safeNext(field(request, 'next'));
-          try {
-            await emailAuth.requestLogin(email, ip(request));
-          } catch (error) {
-            const { status, detail } = refusal(error);
+        handler: (request, h) =>
+          sendStep(
+            request,
+            h,
+            'login',
+            (email) => emailAuth.requestLogin(email, ip(request)),
             // A resend from the code page stays on the code page; a first request goes back to the form.
-            const resend = field(request, 'resend') === '1';
-            const page = resend
-              ? codePage('login', email, next, errorBox(detail))
-              : loginPage(next, errorBox(detail));
-            return show(h, page, status);
-          }
-          return show(h, codePage('login', email, next));
-        },
+            (email, next, why) =>
+              field(request, 'resend') === '1' ? codePage('login', email, next, why) : loginPage(next, why),
+          ),
       },
       {
         method: 'POST',
@@ -160,18 +181,15 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         method: 'POST',
         path: '/signup/resend',
         options,
-        async handler(request, h) {
-          web.checkForm(request);
-          const email = field(request, 'email').trim();
-          const next = safeNext(field(request, 'next'));
-          try {
-            await emailAuth.requestVerification(email, ip(request));
-          } catch (error) {
-            const { status, detail } = refusal(error);
-            return show(h, codePage('signup', email, next, errorBox(detail)), status);
-          }
-          return show(h, codePage('signup', email, next, notice('We mailed you a new code.')));
-        },
+        handler: (request, h) =>
+          sendStep(
+            request,
+            h,
+            'signup',
+            (email) => emailAuth.requestVerification(email, ip(request)),
+            (email, next, why) => codePage('signup', email, next, why),
+            notice('We mailed you a new code.'),
+          ),
       },
       {
         method: 'POST',
@@ -187,6 +205,7 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
         async handler(request, h) {
           const signedIn = await web.current(request);
           web.checkForm(request, signedIn);
+          await web.signOut(request);
           return h.redirect('/login?signed_out=1').code(303).unstate(SESSION_COOKIE);
         },
       },
@@ -201,6 +220,17 @@ export const webRoutes: Plugin<WebRoutesOptions> = {
             (i) => i.provider === 'github',
           );
           return show(h, integrationsPage(signedIn, github, request.query as Record<string, unknown>));
+        },
+      },
+      {
+        method: 'POST',
+        path: '/integrations/github/disconnect',
+        options,
+        async handler(request, h) {
+          const signedIn = await web.requireForm(request, h, '/integrations');
+          if (!('account' in signedIn)) return signedIn;
+          await githubConnections.disconnect(signedIn.account.id);
+          return h.redirect('/integrations?disconnected=github').code(303);
         },
       },
       {

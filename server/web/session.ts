@@ -39,6 +39,12 @@ export class WebSessions {
     return account && token ? { account, csrf: this.tokenFor(token) } : undefined;
   }
 
+  /** Revokes this browser's session on every Twinbox process (the caller clears the cookie). */
+  async signOut(request: Request): Promise<void> {
+    const token = this.sessionToken(request);
+    if (token) await this.sessions.revoke(token);
+  }
+
   /**
    * The signed-in account, or a redirect to the sign-in page that brings the visitor back here afterwards.
    * Use: `const who = await web.require(request, h); if (!('account' in who)) return who;`

@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Sessions } from '../../server/auth/sessions.ts';
+import { openLowdbStore } from '../../server/store/lowdb-store.ts';
 import { generateApiKey } from '../../server/auth/api-key-format.ts';
 import {
   forwardRequestHeaders,
@@ -32,7 +33,10 @@ t.test("the Cookie header without Twinbox's cookies", async (t) => {
 });
 
 t.test("Twinbox's credentials are recognised; a sandbox's own are not", async (t) => {
-  const sessions = await Sessions.create({ secret: undefined, dataDir: await tempDir(t), ttlMinutes: 5 });
+  const dataDir = await tempDir(t);
+  const store = await openLowdbStore(dataDir);
+  t.teardown(() => store.close());
+  const sessions = await Sessions.create({ secret: undefined, store, dataDir, ttlMinutes: 5 });
   const jwt = await sessions.issue('account-1');
   const admin = 'operator-admin-token-0123456789abcdef0123';
   const isOurs = twinboxCredentials(admin);

@@ -195,7 +195,11 @@ t.test('free plan: ttl above the cap is 403 plan_limit_exceeded; pro may go to 4
 });
 
 t.test('production: a caller without a connected GitHub identity gets 403 scm_not_connected', async (t) => {
-  const tb = await startTestTwinbox(t, { NODE_ENV: 'production' });
+  const tb = await startTestTwinbox(t, {
+    NODE_ENV: 'production',
+    // Production seals GitHub tokens with a configured key (docs/configuration.md).
+    TWINBOX_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+  });
   const user = await createUser(tb, 'pro');
   const res = await createSandbox(tb, user.key, { repo: 'a/b', branch: 'm' });
   t.equal(res.status, 403);

@@ -171,33 +171,50 @@ t.test('the reaper runs on its own interval', async (t) => {
 });
 
 t.test(
-  'after a restart: queued deploys resume, cut-off ones fail, ready ones without resume fail',
+  'after a restart: queued deploys resume, cut-off ones run again, ready ones without resume fail',
   async (t) => {
-    const first = await startTestTwinbox(t);
+    // One deploy at a time: `ready` is deployed, `building` is cut off by the stop, `queued` waits.
+    const gated = new GatedDeployer();
+    const first = await startTestTwinbox(t, { TWINBOX_DEPLOY_CONCURRENCY: '1' }, { deployer: gated });
     const user = await createUser(first);
     const make = async () => (await createSandbox(first, user.key)).body.sandbox_id as string;
-    const [queued, building, ready] = [await make(), await make(), await make()];
-    await first.store.sandboxes.update(building, (s) => ({ ...s, status: 'building' }));
-    await first.store.sandboxes.update(ready, (s) => ({
-      ...s,
-      status: 'ready',
-      app_url: 'http://127.0.0.1:9',
-    }));
+    const ready = await make();
+    await until(() => gated.started.includes(ready), 'the first deploy');
+    gated.succeed(ready);
+    await until(async () => (await first.store.sandboxes.get(ready))?.status === 'ready', 'ready');
+    const building = await make();
+    await until(() => gated.started.includes(building), 'the second deploy');
+    const queued = await make();
     await first.stop();
+    t.equal((await first.store.sandboxes.get(building))?.status, 'building', 'cut off by the stop');
 
     const deployer = new GatedDeployer();
     const second = await startTestTwinbox(t, {}, { dataDir: first.dataDir, deployer });
     await until(() => deployer.started.includes(queued), 'queued deploy resumed');
-    const b = await second.store.sandboxes.get(building);
-    t.equal(b?.status, 'failed');
-    t.match(b?.error, /restarted while this sandbox was deploying/);
-    t.equal((await second.store.sandboxes.get(ready))?.status, 'failed');
+    await until(() => deployer.started.includes(building), 'the cut-off deploy run again');
     t.ok(
-      deployer.tornDown.includes(building) && deployer.tornDown.includes(ready),
-      'their resources released',
+      deployer.tornDown.indexOf(building) >= 0 &&
+        deployer.started.filter((id) => id === building).length === 1,
+      'what the cut-off deploy left is torn down, and it runs once more, exactly once',
     );
     deployer.succeed(queued);
+    deployer.succeed(building);
     await second.lifecycle.idle();
+    const r = await second.store.sandboxes.get(ready);
+    t.equal(r?.status, 'failed');
+    t.match(r?.error, /Twinbox restarted and could not bring this sandbox back/);
+    t.ok(deployer.tornDown.includes(ready), "the ready sandbox's resources released");
     t.equal((await second.store.sandboxes.get(queued))?.status, 'ready');
+    t.equal((await second.store.sandboxes.get(building))?.status, 'ready');
+    await second.timeline.idle();
+    const transitions = (await second.store.sandboxEvents.findBy('sandbox_id', building))
+      .filter((e) => e.kind === 'status')
+      .sort((a, b) => a.seq - b.seq)
+      .map((e) => `${(e.detail as { from: string }).from}->${(e.detail as { to: string }).to}`);
+    t.same(
+      transitions.slice(-3),
+      ['building->queued', 'queued->building', 'building->ready'],
+      'the requeue is a recorded lifecycle event',
+    );
   },
 );
