@@ -8,6 +8,14 @@ import type { RunnerRegistry } from './registry.ts';
  * store says (queued, failed, ended, unknown), which the router answers itself.
  */
 export class SandboxLocator implements RemoteSandboxes {
+  /**
+   * Which runner holds a building or ready sandbox, for a moment: a page of an app loads many assets, and
+   * each would read the sandbox again. Safe to keep because a sandbox never moves between runners; what
+   * ends it is answered by that runner's own router (it is forwarded there with FORWARDED_HEADER) until
+   * the entry runs out.
+   */
+  private readonly held = new Map<string, { runnerId: string; until: number }>();
+
   constructor(
     private readonly deps: {
       store: Store;
@@ -16,11 +24,20 @@ export class SandboxLocator implements RemoteSandboxes {
       selfId: string | undefined;
       /** How long an ended sandbox's URL answers with the "expired / deleted" page (0: never). */
       keepEndedMs: number;
+      /** How long a sandbox's runner is remembered (default 2 s). */
+      heldMs?: number;
     },
   ) {}
 
   async locate(sandboxId: string): Promise<RemoteLocation> {
     const { store, registry, selfId, keepEndedMs } = this.deps;
+    const held = this.held.get(sandboxId);
+    if (held && held.until > Date.now()) {
+      // The registry caches runner URLs itself and answers none for a lost runner.
+      const runnerUrl = await registry.urlOf(held.runnerId);
+      if (runnerUrl) return { runnerUrl };
+    }
+    this.held.delete(sandboxId);
     const sandbox = await store.sandboxes.get(sandboxId);
     if (!sandbox) return { state: { state: 'unknown' } };
     switch (sandbox.status) {
@@ -36,7 +53,10 @@ export class SandboxLocator implements RemoteSandboxes {
       default: {
         if (sandbox.runner_id && sandbox.runner_id !== selfId) {
           const runnerUrl = await registry.urlOf(sandbox.runner_id);
-          if (runnerUrl) return { runnerUrl };
+          if (runnerUrl) {
+            this.remember(sandboxId, sandbox.runner_id);
+            return { runnerUrl };
+          }
         }
         // Not taken by a runner yet, or its runner is lost (the watchdog fails it shortly): not running.
         return {
@@ -47,5 +67,11 @@ export class SandboxLocator implements RemoteSandboxes {
         };
       }
     }
+  }
+
+  private remember(sandboxId: string, runnerId: string): void {
+    this.held.set(sandboxId, { runnerId, until: Date.now() + (this.deps.heldMs ?? 2000) });
+    // Bounded: the oldest entries go first (a Map iterates in insertion order).
+    while (this.held.size > 10_000) this.held.delete(this.held.keys().next().value!);
   }
 }
