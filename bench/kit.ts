@@ -40,6 +40,10 @@ export interface BenchTwinbox {
   port: number;
   /** Creates a sandbox and resolves when it settles: ready (with POST→ready ms) or not (with its error). */
   deploy(payload: Record<string, unknown>): Promise<Deployed>;
+  /** The same, started once the pod manager's spare pod is up, so the deploy gets a warm pod. */
+  deployWarm(payload: Record<string, unknown>): Promise<Deployed>;
+  /** Resolves once the pod manager's spare pod is started. */
+  spareReady(): Promise<void>;
   del(id: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -82,10 +86,18 @@ export async function benchTwinbox(
     waiters.get(record.id)?.(record);
   });
 
-  return {
+  const bench: BenchTwinbox = {
     tb,
     key,
     port: Number(tb.server.info.port),
+    async spareReady() {
+      const pods = tb.engine!.deployer['opts'].pods;
+      await Promise.allSettled(pods['spares']);
+    },
+    async deployWarm(payload) {
+      await bench.spareReady();
+      return bench.deploy(payload);
+    },
     async deploy(payload) {
       const start = performance.now();
       const created = await tb.server.inject({
@@ -113,6 +125,7 @@ export async function benchTwinbox(
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+  return bench;
 }
 
 /** The last lines of a sandbox's deploy log (install, build and app output plus Twinbox's step notes). */

@@ -27,12 +27,6 @@ const N = Number(process.env.DEPLOYS ?? 20);
 const payload = { repo: 'octocat/shop', branch: 'main', twins: ['github', 'stripe'] };
 const steps = ['source', 'twins', 'profile', 'start'] as const;
 
-/** Resolves once the pod manager's spare pod is started: a deploy arriving now gets a warm pod. */
-async function spareReady(bt: BenchTwinbox): Promise<void> {
-  const pods = bt.tb.engine!.deployer['opts'].pods;
-  await Promise.allSettled(pods['spares']);
-}
-
 interface Summary {
   p50: number;
   p95: number;
@@ -88,12 +82,9 @@ async function mode(
   });
   try {
     console.log(`\n## isolation ${label} (${N} deploys, TWINBOX_DEPLOY_CONCURRENCY=${N})`);
-    await spareReady(bt);
+    await bt.spareReady();
     const sequential: Deployed[] = [];
-    for (let i = 0; i < N; i++) {
-      await spareReady(bt);
-      sequential.push(await bt.deploy(payload));
-    }
+    for (let i = 0; i < N; i++) sequential.push(await bt.deployWarm(payload));
     const isolations = [...new Set(sequential.map((r) => r.record.isolation))];
     console.log(`  sandbox records: isolation ${JSON.stringify(isolations)}`);
     const cold = report(bt, 'cold (first deploy on a fresh Twinbox)', sequential.slice(0, 1));
@@ -123,7 +114,7 @@ async function mode(
       `  DELETE (sequential, one ready sandbox each): p50 ${ms(pct(deletes, 50))} max ${ms(Math.max(...deletes))}`,
     );
 
-    await spareReady(bt);
+    await bt.spareReady();
     const t0 = performance.now();
     const parallel = await Promise.all(Array.from({ length: N }, () => bt.deploy(payload)));
     const burstAllMs = performance.now() - t0;

@@ -12,7 +12,7 @@ import { cpus, totalmem } from 'node:os';
 import pg from 'pg';
 import type { SandboxRecord } from '../../server/store/records.ts';
 import { bossSchemaFor } from '../../server/jobs/postgres.ts';
-import { benchTwinbox, exampleFiles, ms, pct, ratio, sourceTwin, type BenchTwinbox } from '../kit.ts';
+import { benchTwinbox, exampleFiles, ms, pct, ratio, sourceTwin } from '../kit.ts';
 
 const N = Number(process.env.DEPLOYS ?? 10);
 const DATABASE_URL = process.env.TWINBOX_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -21,11 +21,6 @@ const payload = { repo: 'octocat/shop', branch: 'main', twins: ['github', 'strip
 // loaded for full isolation; the queue's share of the time is the same either way.
 const isolation: Record<string, string> =
   process.env.ISOLATION === 'off' ? { TWINBOX_SANDBOX_ISOLATION: 'off' } : {};
-
-async function spareReady(bt: BenchTwinbox): Promise<void> {
-  const pods = bt.tb.engine!.deployer['opts'].pods;
-  await Promise.allSettled(pods['spares']);
-}
 
 interface Figures {
   p50: number;
@@ -52,10 +47,9 @@ async function measure(
     const pickups: number[] = [];
     let ready = 0;
     // One deploy first, not counted: the first start of each part (pods, pg-boss's first fetch).
-    await spareReady(bt);
-    await bt.del((await bt.deploy(payload)).id);
+    await bt.del((await bt.deployWarm(payload)).id);
     for (let i = 0; i < N; i++) {
-      await spareReady(bt);
+      await bt.spareReady();
       const start = performance.now();
       const run = await bt.deploy(payload);
       if (run.record.status === 'ready') {
