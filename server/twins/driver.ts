@@ -1,3 +1,4 @@
+import type { TwinPresets } from './presets.ts';
 import type { RequestLogEntry } from './request-log.ts';
 import type { WebhookOutbox } from './webhooks.ts';
 
@@ -112,4 +113,6 @@ export interface TwinFactory {
    * entries read through the admin API, so it reads the entry only, never the twin.
    */
   describeChange?(entry: RequestLogEntry): string | undefined;
+  /** The scenario presets the twin's folder ships (its `presets.ts`), listed by GET /scenarios. */
+  presets?: TwinPresets;
 }

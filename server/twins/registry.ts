@@ -1,4 +1,5 @@
 import type { TwinFactory } from './driver.ts';
+import type { ScenarioPreset } from './presets.ts';
 import { githubTwin } from './github/twin.ts';
 import { slackTwin } from './slack/twin.ts';
 import { stripeTwin } from './stripe/twin.ts';
@@ -32,4 +33,12 @@ export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
     linearTwin,
     clerkTwin,
   ].map((f) => [f.name, f]),
+);
+
+/**
+ * The scenario presets the twins' folders ship, in registry order (each factory's `presets`); the scenario
+ * listing (server/scenarios/presets.ts) adds the presets that span several twins and sets the order.
+ */
+export const twinPresets: readonly ScenarioPreset[] = [...twinFactories.values()].flatMap(
+  (f) => f.presets?.presets ?? [],
 );

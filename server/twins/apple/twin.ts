@@ -7,6 +7,7 @@ import type { EngineTwinSaved } from '../engine/engine-twin.ts';
 import { accountsSchema, OAuthEngineTwin, seedValidator } from '../engine/oauth-engine-twin.ts';
 import { json } from '../http.ts';
 import { summarizeApple } from './summary.ts';
+import { applePresets } from './presets.ts';
 
 export interface AppleSeed {
   /** Apple Accounts that can sign in; `is_private_email` gives the app a private relay address. */
@@ -162,6 +163,7 @@ export const appleTwin: TwinFactory = {
   envVarNames: ['APPLE_CLIENT_ID', 'APPLE_TEAM_ID', 'APPLE_KEY_ID', 'APPLE_PRIVATE_KEY', 'APPLE_ISSUER'],
   summarize: summarizeApple,
   validateSeed: validateAppleSeed,
+  presets: applePresets,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateAppleSeed(rawSeed);
     const saved = rawSaved as EngineTwinSaved | undefined;

@@ -19,6 +19,7 @@ import {
   type SigV4Credential,
 } from './sigv4.ts';
 import { summarizeAws, describeAwsChange } from './summary.ts';
+import { awsPresets } from './presets.ts';
 
 export interface AwsSeed {
   region?: string;
@@ -489,6 +490,7 @@ export const awsTwin: TwinFactory = {
   summarize: summarizeAws,
   describeChange: describeAwsChange,
   validateSeed: validateAwsSeed,
+  presets: awsPresets,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateAwsSeed(rawSeed);
     const saved = rawSaved as AwsSaved | undefined;

@@ -11,6 +11,7 @@ import { clerkError, clerkJson, toClerkResponse } from './fidelity.ts';
 import { hashPassword, passwordMatches } from './passwords.ts';
 import { SessionTokens } from './session-tokens.ts';
 import { summarizeClerk } from './summary.ts';
+import { clerkPresets } from './presets.ts';
 
 export interface ClerkSeed {
   users?: Array<{
@@ -403,6 +404,7 @@ export const clerkTwin: TwinFactory = {
   summarize: summarizeClerk,
   describeChange: describeClerkChange,
   validateSeed: validateClerkSeed,
+  presets: clerkPresets,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateClerkSeed(rawSeed);
     const saved = rawSaved as EngineTwinSaved | undefined;

@@ -26,6 +26,7 @@ import { engineSeed, repoSchema, validateGitHubSeed, type FileContent, type GitH
 import { summarizeGitHub } from './summary.ts';
 import { describeGitHubChange } from './changes.ts';
 import { hiddenFrom } from './visibility.ts';
+import { githubPresets } from './presets.ts';
 
 const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
 const DOCS = 'https://docs.github.com/rest';
@@ -466,6 +467,7 @@ export const githubTwin: TwinFactory = {
   webhook: { path: '/api/github/webhooks', secretVar: 'GITHUB_WEBHOOK_SECRET' },
   summarize: summarizeGitHub,
   validateSeed: validateGitHubSeed,
+  presets: githubPresets,
   describeChange: describeGitHubChange,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateGitHubSeed(rawSeed);

@@ -7,6 +7,7 @@ import { OAuthEngineTwin, seedValidator } from '../engine/oauth-engine-twin.ts';
 import { json } from '../http.ts';
 import { presentedToken, randomToken } from '../secrets.ts';
 import { describeGoogleChange, summarizeGoogle } from './summary.ts';
+import { googlePresets } from './presets.ts';
 
 export interface GoogleSeed {
   /** Google accounts; the first is the one GOOGLE_REFRESH_TOKEN signs in as. */
@@ -379,6 +380,7 @@ export const googleTwin: TwinFactory = {
   summarize: summarizeGoogle,
   describeChange: describeGoogleChange,
   validateSeed: validateGoogleSeed,
+  presets: googlePresets,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateGoogleSeed(rawSeed);
     const saved = rawSaved as EngineTwinSaved | undefined;

@@ -11,6 +11,7 @@ import { conformAnswer } from './conform.ts';
 import { fitDocument, linearEngineSchema } from './fit.ts';
 import { describeLinearChange } from './changes.ts';
 import { summarizeLinear } from './summary.ts';
+import { linearPresets } from './presets.ts';
 
 export interface LinearSeed {
   organization?: { name: string; url_key?: string };
@@ -361,6 +362,7 @@ export const linearTwin: TwinFactory = {
   webhook: { path: '/api/webhooks/linear', secretVar: 'LINEAR_WEBHOOK_SECRET' },
   summarize: summarizeLinear,
   validateSeed: validateLinearSeed,
+  presets: linearPresets,
   describeChange: describeLinearChange,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateLinearSeed(rawSeed);

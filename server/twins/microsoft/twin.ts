@@ -7,6 +7,7 @@ import { accountsSchema, OAuthEngineTwin, seedValidator } from '../engine/oauth-
 import { json } from '../http.ts';
 import { presentedToken } from '../secrets.ts';
 import { summarizeMicrosoft } from './summary.ts';
+import { microsoftPresets } from './presets.ts';
 
 export interface MicrosoftSeed {
   /** Users of the tenant (Entra ID accounts); they sign in on the twin's account picker. */
@@ -249,6 +250,7 @@ export const microsoftTwin: TwinFactory = {
   ],
   summarize: summarizeMicrosoft,
   validateSeed: validateMicrosoftSeed,
+  presets: microsoftPresets,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateMicrosoftSeed(rawSeed);
     const saved = rawSaved as EngineTwinSaved | undefined;

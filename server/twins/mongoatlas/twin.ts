@@ -9,6 +9,7 @@ import { presentedToken, randomToken, secretEquals, sha256Hex } from '../secrets
 import type { WebhookSigner } from '../webhooks.ts';
 import { describeMongoAtlasChange } from './changes.ts';
 import { summarizeMongoAtlas } from './summary.ts';
+import { mongoatlasPresets } from './presets.ts';
 
 export interface MongoAtlasSeed {
   projects?: Array<{ name: string }>;
@@ -377,6 +378,7 @@ export const mongoatlasTwin: TwinFactory = {
   summarize: summarizeMongoAtlas,
   describeChange: describeMongoAtlasChange,
   validateSeed: validateMongoAtlasSeed,
+  presets: mongoatlasPresets,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateMongoAtlasSeed(rawSeed);
     const saved = rawSaved as EngineTwinSaved | undefined;

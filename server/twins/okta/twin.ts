@@ -13,6 +13,7 @@ import { assertSafeKeys } from '../safe-json.ts';
 import { randomToken, secretEquals } from '../secrets.ts';
 import { WebhookOutbox } from '../webhooks.ts';
 import { describeOktaChange, summarizeOkta } from './summary.ts';
+import { oktaPresets } from './presets.ts';
 
 export interface OktaSeed {
   users?: Array<{
@@ -303,6 +304,7 @@ export const oktaTwin: TwinFactory = {
   summarize: summarizeOkta,
   describeChange: describeOktaChange,
   validateSeed: validateOktaSeed,
+  presets: oktaPresets,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateOktaSeed(rawSeed);
     const saved = rawSaved as OktaSaved | undefined;

@@ -9,6 +9,7 @@ import { assertSafeKeys } from '../safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import { describeResendChange } from './changes.ts';
 import { summarizeResend } from './summary.ts';
+import { resendPresets } from './presets.ts';
 
 export interface ResendSeed {
   domains?: Array<{ name: string; region?: string }>;
@@ -312,6 +313,7 @@ export const resendTwin: TwinFactory = {
   webhook: { path: '/api/webhooks/resend', secretVar: 'RESEND_WEBHOOK_SECRET' },
   summarize: summarizeResend,
   validateSeed: validateResendSeed,
+  presets: resendPresets,
   describeChange: describeResendChange,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateResendSeed(rawSeed);

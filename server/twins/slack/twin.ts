@@ -21,6 +21,7 @@ import { SlackFidelity } from './fidelity.ts';
 import { TokenRevocations } from './revocation.ts';
 import { summarizeSlack } from './summary.ts';
 import { describeSlackChange } from './changes.ts';
+import { slackPresets } from './presets.ts';
 
 interface SlackSeed {
   team?: { name?: string; domain?: string };
@@ -491,6 +492,7 @@ export const slackTwin: TwinFactory = {
   webhook: { path: '/slack/events', secretVar: 'SLACK_SIGNING_SECRET' },
   summarize: summarizeSlack,
   validateSeed: validateSlackSeed,
+  presets: slackPresets,
   describeChange: describeSlackChange,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateSlackSeed(rawSeed);

@@ -29,6 +29,7 @@ import { cardOutcome, magicCardNumber } from './cards.ts';
 import { FormError, parseForm, type FormObject } from './form.ts';
 import { summarizeStripe } from './summary.ts';
 import { describeStripeChange } from './changes.ts';
+import { stripePresets } from './presets.ts';
 
 interface StripeCustomerSeed {
   id?: string;
@@ -490,6 +491,7 @@ export const stripeTwin: TwinFactory = {
   webhook: { path: '/webhooks/stripe', secretVar: 'STRIPE_WEBHOOK_SECRET' },
   summarize: summarizeStripe,
   validateSeed: validateStripeSeed,
+  presets: stripePresets,
   describeChange: describeStripeChange,
   async create({ baseUrl, publicUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateStripeSeed(rawSeed);

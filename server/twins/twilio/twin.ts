@@ -9,6 +9,7 @@ import { presentedToken, secretEquals } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
 import { describeTwilioChange } from './changes.ts';
 import { summarizeTwilio } from './summary.ts';
+import { twilioPresets } from './presets.ts';
 
 export interface TwilioSeed {
   phone_numbers?: Array<{
@@ -176,6 +177,7 @@ export const twilioTwin: TwinFactory = {
   ],
   summarize: summarizeTwilio,
   validateSeed: validateTwilioSeed,
+  presets: twilioPresets,
   describeChange: describeTwilioChange,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateTwilioSeed(rawSeed);

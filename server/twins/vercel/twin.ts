@@ -9,6 +9,7 @@ import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
 import { describeVercelChange } from './changes.ts';
 import { summarizeVercel } from './summary.ts';
+import { vercelPresets } from './presets.ts';
 
 export interface VercelSeed {
   /** The account the instance's VERCEL_TOKEN belongs to (default `developer`). */
@@ -323,6 +324,7 @@ export const vercelTwin: TwinFactory = {
   summarize: summarizeVercel,
   describeChange: describeVercelChange,
   validateSeed: validateVercelSeed,
+  presets: vercelPresets,
   async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
     const seed = validateVercelSeed(rawSeed);
     const saved = rawSaved as EngineTwinSaved | undefined;
