@@ -25,6 +25,8 @@ export interface Config {
   jobLeaseSeconds: number;
   /** TWINBOX_JOB_WORKERS: false when this process queues jobs but works none. */
   jobWorkers: boolean;
+  /** TWINBOX_JOB_KEY_RETENTION_DAYS: days a job key is kept at least (PostgreSQL; docs/jobs.md). */
+  jobKeyRetentionDays: number;
   reaperIntervalMs: number;
   ownerEmail: string;
   logLevel: string;
@@ -135,6 +137,8 @@ const schema = Joi.object({
   TWINBOX_DEPLOY_CONCURRENCY: Joi.number().integer().min(1).max(64).default(4),
   TWINBOX_JOB_LEASE_SECONDS: Joi.number().integer().min(1).max(3600).default(60),
   TWINBOX_JOB_WORKERS: Joi.string().valid('on', 'off').default('on'),
+  // At least 8: GitHub redelivers a delivery up to 3 days later (7 on GitHub Enterprise Server).
+  TWINBOX_JOB_KEY_RETENTION_DAYS: Joi.number().integer().min(8).max(36500).default(30),
   TWINBOX_REAPER_INTERVAL_MS: Joi.number().integer().min(50).max(60_000).default(1000),
   TWINBOX_OWNER_EMAIL: Joi.string().email({ tlds: false }).default('owner@twinbox.local'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
@@ -260,6 +264,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     deployConcurrency: v.TWINBOX_DEPLOY_CONCURRENCY,
     jobLeaseSeconds: v.TWINBOX_JOB_LEASE_SECONDS,
     jobWorkers: v.TWINBOX_JOB_WORKERS === 'on',
+    jobKeyRetentionDays: v.TWINBOX_JOB_KEY_RETENTION_DAYS,
     reaperIntervalMs: v.TWINBOX_REAPER_INTERVAL_MS,
     ownerEmail: v.TWINBOX_OWNER_EMAIL,
     logLevel: v.LOG_LEVEL,

@@ -15,7 +15,7 @@ import { builtInCatalog, type TwinCatalog } from './twins/catalog.ts';
 import { ScenarioDirectory } from './scenarios/directory.ts';
 import { ScenarioService } from './scenarios/service.ts';
 import { SandboxLifecycle } from './sandboxes/lifecycle.ts';
-import { openJobQueue, type JobQueue } from './jobs/index.ts';
+import { jobQueueIdentity, openJobQueue, type JobQueue } from './jobs/index.ts';
 import { SandboxService } from './sandboxes/service.ts';
 import { TtlReaper } from './sandboxes/reaper.ts';
 import type { Deployer } from './sandboxes/deployer.ts';
@@ -99,6 +99,8 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       store,
       logger,
       leaseSeconds: config.jobLeaseSeconds,
+      identity: jobQueueIdentity(config),
+      keyRetentionDays: config.jobKeyRetentionDays,
     }));
     const accounts = new Accounts(store);
     const apiKeys = new ApiKeys(store, (error) =>

@@ -10,16 +10,19 @@
  * - **Durable before acknowledged.** `send` resolves only once the job is committed (fsynced, or
  *   committed in PostgreSQL). A caller answers its client after `send` resolved, so an acknowledged job
  *   survives `kill -9` and power loss.
- * - **One job per key, ever.** A `send` with a `key` already sent on that queue (by any process, before
+ * - **One job per key.** A `send` with a `key` already sent on that queue (by any process, before
  *   or after a restart, the first job finished or not) adds nothing and answers `duplicate: true` with
  *   the first job's id. That is how a redelivered GitHub event (same X-GitHub-Delivery) or a deploy
- *   queued again after a restart (same sandbox id) is not worked twice.
+ *   queued again after a restart (same sandbox id) is not worked twice. Embedded, for good; on
+ *   PostgreSQL, for at least TWINBOX_JOB_KEY_RETENTION_DAYS (30) and while pg-boss keeps the job, far
+ *   past the days within which GitHub can redeliver (docs/jobs.md, "Retention").
  * - **Worked by one worker at a time.** A job runs in at most one handler at a time, across every
  *   process sharing the queue.
  * - **Worked to the end.** A job whose handler has not finished (the process died, was stopped, or lost
  *   the job's lease) is worked again, with `attempt` one higher: embedded, when Twinbox starts again;
- *   on PostgreSQL, by any process once the lease of the one that died has run out (at most
- *   `leaseSeconds` after its last heartbeat). So a handler runs *at least* once, and more than once only
+ *   on PostgreSQL, at once when the process that held it starts again under the same identity, else by
+ *   any process once the lease of the one that died has run out (at most `leaseSeconds` after its last
+ *   heartbeat). So a handler runs *at least* once, and more than once only
  *   after a run that was cut off: handlers must be idempotent (each says how in its comment).
  * - **A handler's outcome is final.** A handler that resolves completes the job. A handler that throws
  *   also finishes the job (the error is logged, not retried): retrying is the handler's decision, made
@@ -29,7 +32,7 @@
 export interface JobQueue {
   /**
    * Durably adds a job to `queue` and answers its id. With `key`, a job already sent under that key on
-   * that queue wins: nothing is added and `duplicate` is true. `data` must be JSON (it is stored as
+   * that queue (within the key retention) wins: nothing is added and `duplicate` is true. `data` must be JSON (it is stored as
    * JSON and handed to the handler as parsed JSON); any string is kept as it is, NUL included.
    */
   send<T extends JobData>(queue: string, data: T, options?: SendOptions): Promise<SendResult>;
@@ -55,7 +58,8 @@ export type JobData = { [key: string]: unknown };
 
 export interface SendOptions {
   /**
-   * At most one job per key and queue, ever: 1 to 200 characters, e.g. a GitHub delivery id or a
+   * At most one job per key and queue (embedded: ever; PostgreSQL: within the key retention): 1 to 200
+   * characters, e.g. a GitHub delivery id or a
    * sandbox id.
    */
   key?: string;
