@@ -1,22 +1,31 @@
 /**
  * Twinbox on several hosts (issue 14, section 4; docs/scaling.md): two API processes and two runner
  * processes on one PostgreSQL, each in its own network namespace ("host"). The test makes the hosts:
- * a bridge in the root namespace with one veth pair per host (10.<a>.<b>.0/24, the bridge .1), a TCP
- * forwarder on the bridge address to PostgreSQL (which listens on 127.0.0.1 only) and one to the GitHub
- * twin the runners fetch source from. Every process, namespace, veth and the bridge is removed in
- * teardown, whatever failed.
+ * a bridge in the root namespace with one veth pair per host (10.<a>.<b>.0/24, the bridge .1) and a TCP
+ * forwarder on the bridge address to PostgreSQL (which listens on 127.0.0.1 only). The GitHub twin
+ * listens on the bridge address: runners fetch source from it, and the GitHub App, configured in every
+ * process and installed on the twin, calls it. Every process, namespace, veth and the bridge is removed
+ * in teardown, whatever failed.
  *
  * Asserted: a create on either API process; deploys spread over both runners; every process's router
- * reaches every sandbox's app and twin; `kill -9` of a runner fails its sandboxes with the documented
- * error (never deployed again) while a deploy queued after its death runs on the other runner.
+ * reaches every sandbox's app and twin; GitHub App deliveries, sent by the test over HTTP to the API
+ * processes, are processed once whichever process receives them: one delivery sent to both at once (same
+ * X-GitHub-Delivery, bytes and signature) is queued once and answered as a duplicate by the other, and
+ * again when redelivered later; it and a different delivery sent at the same time each make one sandbox,
+ * deployed by a runner from the twin, one comment on their pull request and one run of their job; a bad
+ * signature is refused (401) by either process and queues nothing. Then `kill -9` of a runner fails its
+ * sandboxes with the documented error (never deployed again) while a deploy queued after its death runs
+ * on the other runner.
  */
 import t, { type Test } from 'tap';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer, connect, type Server } from 'node:net';
 import { promisify } from 'node:util';
+import { Octokit } from '@octokit/rest';
+import pg from 'pg';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { tempDir } from '../helpers/twinbox.ts';
 import { exampleFiles, until } from '../helpers/deploy.ts';
@@ -24,6 +33,11 @@ import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
 import { freshSchema, postgresMissing } from '../helpers/postgres.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
 import { lostRunnerError } from '../../server/runners/index.ts';
+import { openPostgresStore } from '../../server/store/postgres/store.ts';
+import { bossSchemaFor } from '../../server/jobs/postgres.ts';
+import { QUEUES } from '../../server/jobs/queue.ts';
+import { MARKER } from '../../app/comment.ts';
+import { APP_ID, INSTALLATION_ID, WEBHOOK_SECRET } from '../app/rig.ts';
 
 const run = promisify(execFile);
 const ip = (...args: string[]) => run('ip', args);
@@ -79,6 +93,36 @@ function viaRouter(baseUrl: string, host: string, path = '/', headers: Record<st
   });
 }
 
+/** A GitHub App delivery as GitHub sends it: the exact bytes, their signature and the delivery id. */
+interface Delivery {
+  id: string;
+  event: string;
+  body: string;
+  signature: string;
+}
+
+function delivery(event: string, payload: unknown, secret = WEBHOOK_SECRET): Delivery {
+  const body = JSON.stringify(payload);
+  const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  return { id: randomUUID(), event, body, signature };
+}
+
+/** POSTs `d` to a process's `/github/webhooks`, byte for byte the same whichever process gets it. */
+async function deliver(host: Host, d: Delivery): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${host.baseUrl}/github/webhooks`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': d.event,
+      'x-github-delivery': d.id,
+      'x-hub-signature-256': d.signature,
+    },
+    body: d.body,
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
 async function api(baseUrl: string, method: string, path: string, token: string, body?: unknown) {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
@@ -107,6 +151,9 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
 
   // Teardown first, so whatever is made below goes even if a later step fails.
   t.teardown(async () => {
+    // What each process logged, when something failed (the processes are gone after this).
+    if (!t.passing())
+      for (const host of hosts) t.comment(`${host.name} (last of its output):\n${host.output.slice(-6000)}`);
     for (const host of hosts) {
       if (host.child && host.child.exitCode === null && host.child.signalCode === null)
         host.child.kill('SIGKILL');
@@ -150,7 +197,7 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
   }
 
   // PostgreSQL and the GitHub twin stay in the root namespace, reached through the bridge address.
-  const { url: schemaUrl } = await freshSchema();
+  const { url: schemaUrl, schema } = await freshSchema();
   const pgUrl = new URL(schemaUrl);
   const pgPort = await forwarder(t, `${subnet}.1`, {
     host: pgUrl.hostname,
@@ -159,7 +206,35 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
   pgUrl.hostname = `${subnet}.1`;
   pgUrl.port = String(pgPort);
   // The GitHub twin listens on the bridge address itself: the tarball URLs it hands out name it.
-  const gh = await startGitHubTwin({ seed: { users: [{ login: 'octocat' }] }, publicHost: `${subnet}.1` });
+  // The Twinbox GitHub App is registered on it and installed on octocat, as test/app/rig.ts does.
+  const appKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs1', format: 'pem' })
+    .toString();
+  const gh = await startGitHubTwin({
+    seed: {
+      users: [{ login: 'octocat' }],
+      apps: [
+        {
+          app_id: APP_ID,
+          slug: 'twinbox',
+          name: 'Twinbox',
+          private_key: appKey,
+          permissions: {
+            contents: 'read',
+            issues: 'write',
+            pull_requests: 'write',
+            deployments: 'write',
+            metadata: 'read',
+          },
+          events: ['pull_request', 'issue_comment', 'installation'],
+          installations: [
+            { installation_id: INSTALLATION_ID, account: 'octocat', repository_selection: 'all' },
+          ],
+        },
+      ],
+    },
+    publicHost: `${subnet}.1`,
+  });
   t.teardown(() => gh.close());
   await gh.createRepo({ owner: 'octocat', name: 'shop', files: await exampleFiles('zero-dep') });
   const githubApi = gh.baseUrl;
@@ -189,6 +264,11 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
           GITHUB_API_URL: githubApi,
           GITHUB_OAUTH_URL: githubApi,
           GITHUB_TOKEN: gh.token,
+          // Every process has the App: any may receive a delivery or work its job, and each handles
+          // the sandbox changes it makes (docs/scaling.md).
+          GITHUB_APP_ID: String(APP_ID),
+          GITHUB_APP_PRIVATE_KEY: appKey,
+          GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
           ...env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -312,6 +392,159 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
     /deploying octocat\/shop/,
     "a sandbox's log, read by an API process from its runner",
   );
+
+  // The GitHub App: deliveries reach either API process; each is processed once, by whichever process
+  // takes its job, and its sandbox is deployed on a runner with source fetched from the GitHub twin.
+  // The twin's own deliveries go nowhere: the test sends each one itself, to the process it chooses.
+  await gh.setWebhookTarget({ url: 'http://127.0.0.1:9/nowhere' });
+  const octokit = new Octokit({ baseUrl: githubApi, auth: gh.token });
+  const { data: octocat } = await octokit.rest.users.getByUsername({ username: 'octocat' });
+  // The installer's Twinbox account is the account above, connected to GitHub as octocat (what GitHub
+  // connect records; tested in test/identity).
+  const store = await openPostgresStore({ url: schemaUrl });
+  try {
+    await store.identities.insert({
+      id: `mh-github-${process.pid}`,
+      account_id: account.body.id,
+      provider: 'github',
+      provider_key: `github:${octocat.id}`,
+      login: 'octocat',
+      created_at: new Date().toISOString(),
+    });
+  } finally {
+    await store.close();
+  }
+  const { data: repository } = await octokit.rest.repos.get({ owner: 'octocat', repo: 'shop' });
+  const openPull = async (branch: string) => {
+    await gh.pushFiles({ owner: 'octocat', repo: 'shop', branch, files: { 'branch.txt': branch } });
+    const { data: pr } = await octokit.rest.pulls.create({
+      owner: 'octocat',
+      repo: 'shop',
+      head: branch,
+      base: 'main',
+      title: branch,
+    });
+    const payload = {
+      action: 'opened',
+      number: pr.number,
+      pull_request: pr,
+      repository,
+      sender: octocat,
+      installation: { id: INSTALLATION_ID },
+    };
+    return { pr, payload, opened: delivery('pull_request', payload) };
+  };
+  const appComments = async (number: number) =>
+    (
+      await octokit.paginate(octokit.rest.issues.listComments, {
+        owner: 'octocat',
+        repo: 'shop',
+        issue_number: number,
+        per_page: 100,
+      })
+    ).filter((c) => c.body?.includes(MARKER));
+  const sandboxesOf = async (prUrl: string) =>
+    (
+      (await api(api0.baseUrl!, 'GET', '/sandboxes?repo=octocat/shop&limit=100', key)).body.sandboxes as any[]
+    ).filter((s) => s.pr_url === prUrl);
+  /** The delivery's job: how often it was started and its state (pg-boss, as jobs-crash does). */
+  const deliveryJob = async (id: string) => {
+    const client = new pg.Client({ connectionString: schemaUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ state: string; retry_count: number; started: boolean }>(
+        `SELECT j.state, j.retry_count, j.started_on IS NOT NULL AS started
+           FROM job_keys k JOIN ${bossSchemaFor(schema)}.job j ON j.name = k.queue AND j.id = k.job_id
+          WHERE k.queue = $1 AND k.key = $2`,
+        [QUEUES.githubDelivery, id],
+      );
+      const job = rows[0];
+      if (!job) return undefined;
+      // pg-boss counts runs after the first in retry_count.
+      return { runs: job.started ? job.retry_count + 1 : 0, state: job.state };
+    } finally {
+      await client.end();
+    }
+  };
+
+  const first = await openPull('feature-1');
+  const second = await openPull('feature-2');
+  // At once: PR 1's delivery to both API processes (the same id, bytes and signature), PR 2's to B.
+  const [oneA, oneB, twoB] = await Promise.all([
+    deliver(api0, first.opened),
+    deliver(api1, first.opened),
+    deliver(api1, second.opened),
+  ]);
+  t.same(
+    [oneA.status, oneB.status].sort(),
+    [200, 202],
+    `one delivery sent to both API processes at once: one queued, one a duplicate (${JSON.stringify([oneA.body, oneB.body])})`,
+  );
+  t.equal([oneA, oneB].find((a) => a.status === 200)?.body.status, 'duplicate');
+  t.equal(twoB.status, 202, `another delivery, to the other process: queued (${JSON.stringify(twoB.body)})`);
+  for (const { pr, opened } of [first, second]) {
+    let sandboxes: any[] = [];
+    await until(
+      async () => {
+        sandboxes = await sandboxesOf(pr.html_url);
+        return sandboxes.length > 0 && !['queued', 'building'].includes(sandboxes[0].status);
+      },
+      `the sandbox of PR ${pr.number}`,
+      300_000,
+    );
+    t.equal(sandboxes[0].status, 'ready', `PR ${pr.number}'s sandbox: ${sandboxes[0].error ?? ''}`);
+    // The comment follows the runner's `ready`; the delivery's job ends after its own comment write.
+    let comments: Awaited<ReturnType<typeof appComments>> = [];
+    await until(
+      async () => {
+        comments = await appComments(pr.number);
+        return (
+          comments.some((c) => /sandbox ready/.test(c.body ?? '')) &&
+          ['completed', 'failed'].includes((await deliveryJob(opened.id))?.state ?? '')
+        );
+      },
+      `PR ${pr.number}'s comment to say ready`,
+      120_000,
+    );
+  }
+  // Redelivered after it was processed, to either process: acknowledged as a duplicate, not processed.
+  for (const [host, d] of [
+    [api0, first.opened],
+    [api1, first.opened],
+    [api0, second.opened],
+  ] as const) {
+    const again = await deliver(host, d);
+    t.equal(again.status, 200, `a redelivery to ${host.name}`);
+    t.equal(again.body.status, 'duplicate');
+  }
+  for (const { pr, opened } of [first, second]) {
+    const sandboxes = await sandboxesOf(pr.html_url);
+    t.equal(sandboxes.length, 1, `PR ${pr.number}: one sandbox`);
+    const comments = await appComments(pr.number);
+    t.equal(comments.length, 1, `PR ${pr.number}: one Twinbox comment`);
+    t.match(comments[0]?.body, sandboxes[0].app_url, 'it gives the sandbox');
+    t.same(
+      await deliveryJob(opened.id),
+      { runs: 1, state: 'completed' },
+      `PR ${pr.number}: its delivery ran once`,
+    );
+    const row = (await rows()).find((r) => r.id === sandboxes[0].sandbox_id);
+    t.ok(row?.runner_id === 'mh-run0' || row?.runner_id === 'mh-run1', `deployed by ${row?.runner_id}`);
+    const page = await viaRouter(api1.baseUrl!, `${sandboxes[0].sandbox_id}.${DOMAIN}`);
+    t.equal(page.status, 200, `PR ${pr.number}'s app answers through ${api1.name}`);
+  }
+
+  // A delivery signed with another secret is refused by either process, and nothing is queued.
+  const third = await openPull('feature-3');
+  const forged = delivery('pull_request', third.payload, 'not-the-webhook-secret-at-all');
+  for (const host of [api0, api1]) {
+    const refused = await deliver(host, forged);
+    t.equal(refused.status, 401, `a bad signature on ${host.name}`);
+    t.match(refused.body?.detail, /X-Hub-Signature-256 does not match/);
+  }
+  t.equal(await deliveryJob(forged.id), undefined, 'no job for it');
+  t.same(await sandboxesOf(third.pr.html_url), [], 'no sandbox for its pull request');
+  t.same(await appComments(third.pr.number), [], 'no comment on it');
 
   // kill -9 of a runner: its sandboxes fail with the documented error once its heartbeat is stale,
   // and none is deployed again; the other runner's keep running and a new deploy goes there.
