@@ -28,6 +28,7 @@ import { dashboardRoutes } from './web/dashboard/routes.ts';
 import type { GitHubApp } from '../app/index.ts';
 import { githubAppRoutes } from '../app/routes.ts';
 import { timelineRoutes, type TimelineService } from './timeline/index.ts';
+import type { TwinAdminReach } from './twins/admin-client.ts';
 
 export interface ServerDeps {
   port: number;
@@ -45,8 +46,8 @@ export interface ServerDeps {
   timeline?: TimelineService;
   /** The deploy engine's logs behind GET /sandboxes/{id}/logs; without it that route answers empty. */
   appLogs?: AppLogReader;
-  /** Where a sandbox's twin listens (its pod's Unix socket), for the dashboard's twin inspector. */
-  twinSocketOf?: (sandboxId: string, twin: string) => string | undefined;
+  /** A client of a sandbox's twin wherever the sandbox runs, for the dashboard's twin inspector. */
+  twinReach?: TwinAdminReach;
   adminToken: string | undefined;
   /** E-mail sign-up and sign-in, GitHub login and connect, web pages; absent: those routes are not mounted. */
   identity?: Identity;
@@ -152,7 +153,7 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
         web,
         sandboxes: deps.sandboxes,
         appLogs: deps.appLogs,
-        twinSocketOf: deps.twinSocketOf,
+        twinReach: deps.twinReach,
         timeline: deps.timeline,
       },
     });

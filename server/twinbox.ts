@@ -27,7 +27,7 @@ import { chooseLogFormat, createLogger } from './logger.ts';
 import { githubWebHosts } from './sandboxes/pull-request-url.ts';
 import { attachRouter, sandboxHosts } from './router/index.ts';
 import { createTimeline, type Timeline } from './timeline/index.ts';
-import { Cluster, NO_LOCAL_SANDBOXES, processRole } from './runners/index.ts';
+import { Cluster, localTwinReach, NO_LOCAL_SANDBOXES, processRole } from './runners/index.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -171,6 +171,8 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
     engine?.attach(lifecycle);
     lifecycle.runnerId = role.runnerId;
     lifecycle.queuesForRunners = !role.runsSandboxes;
+    const twinSocket =
+      engine && ((id: string, twin: string) => engine.directory.socketFor(id, { kind: 'twin', name: twin }));
     const cluster = role.shared
       ? new Cluster({
           config,
@@ -179,12 +181,15 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
           logger,
           lifecycle,
           localLogs: engine?.deployer.logs,
+          twinSocket,
           local: engine && {
             release: (sandbox) => engine.deployer.teardown(sandbox),
             observe: (sandbox) => engine.directory.observe(sandbox),
           },
         })
       : undefined;
+    // The inspector and the timeline reach twins wherever their sandbox runs (server/runners/twins.ts).
+    const twinReach = cluster?.twins.reach ?? localTwinReach(twinSocket);
     const scenarioDirectory = new ScenarioDirectory(store);
     const scenarios = new ScenarioService(store, catalog, scenarioDirectory);
     const sandboxes = new SandboxService(store, accounts, catalog, scenarioDirectory, lifecycle, {
@@ -198,7 +203,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       logger,
       lifecycle,
       sandboxes,
-      twinSocket: engine && ((id, twin) => engine.directory.socketFor(id, { kind: 'twin', name: twin })),
+      twinReach,
     });
     if (engine) engine.deployer.onStep = timeline.onStep;
     const reaper = new TtlReaper(store, lifecycle, logger, config.reaperIntervalMs);
@@ -231,9 +236,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       adminToken: config.adminToken,
       appLogs: cluster?.logs ?? engine?.deployer.logs,
       timeline: timeline.service,
-      twinSocketOf: engine
-        ? (id: string, twin: string) => engine.directory.socketFor(id, { kind: 'twin', name: twin })
-        : undefined,
+      twinReach,
       identity,
       githubApp,
       secureCookies: config.publicUrl?.startsWith('https:') ?? false,

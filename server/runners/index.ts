@@ -11,11 +11,13 @@ import { RunnerRegistry } from './registry.ts';
 import { RunnerWatchdog } from './watchdog.ts';
 import { SandboxLocator } from './locator.ts';
 import { RoutedLogs } from './logs.ts';
+import { RoutedTwins, type TwinSocketOf } from './twins.ts';
 import { HeldSandboxReconciler } from './reconciler.ts';
 import { runnerRoutes } from './routes.ts';
 
 export { lostRunnerError } from './watchdog.ts';
 export { RunnerRegistry } from './registry.ts';
+export { localTwinReach, type TwinSocketOf } from './twins.ts';
 
 /** What this process is, from TWINBOX_ROLE and the store (docs/scaling.md). */
 export interface ProcessRole {
@@ -48,13 +50,15 @@ export const NO_LOCAL_SANDBOXES: SandboxEndpoints = {
 /**
  * The parts that let processes share one PostgreSQL (docs/scaling.md, "Several hosts"): the runner
  * registry and this runner's heartbeat, the watchdog applying the policy on a runner's death, the
- * locator the router forwards with, logs read wherever the sandbox runs, and, on a runner, the
- * reconciler that releases pods of sandboxes another process ended.
+ * locator the router forwards with, logs and twins read wherever the sandbox runs, and, on a runner,
+ * the reconciler that releases pods of sandboxes another process ended.
  */
 export class Cluster {
   readonly registry: RunnerRegistry;
   readonly locator: SandboxLocator;
   readonly logs: RoutedLogs;
+  /** The twin inspector's and the timeline's way to a twin (TwinAdminReach: `twins.reach`). */
+  readonly twins: RoutedTwins;
   private readonly watchdog: RunnerWatchdog;
   private readonly reconciler: HeldSandboxReconciler | undefined;
 
@@ -67,6 +71,8 @@ export class Cluster {
       lifecycle: SandboxLifecycle;
       /** This process's deploy logs, when it runs sandboxes. */
       localLogs: AppLogReader | undefined;
+      /** Where twins listen in this process's pods, when it runs sandboxes. */
+      twinSocket?: TwinSocketOf;
       /** Stops a sandbox's pod here and tells the router (a runner); undefined on an API process. */
       local?: { release(sandbox: SandboxRecord): Promise<void>; observe(sandbox: SandboxRecord): void };
     },
@@ -85,6 +91,13 @@ export class Cluster {
       selfId: role.runnerId,
       local: deps.localLogs,
       // processRole's callers have a shared database, and config requires the token off `all`.
+      adminToken: config.adminToken ?? '',
+    });
+    this.twins = new RoutedTwins({
+      store,
+      registry: this.registry,
+      selfId: role.runnerId,
+      socketOf: deps.twinSocket,
       adminToken: config.adminToken ?? '',
     });
     this.watchdog = new RunnerWatchdog({ store, registry: this.registry, lifecycle, logger });
@@ -111,7 +124,7 @@ export class Cluster {
     const runnerId = role.runnerId;
     if (!runnerId) return;
     if (localLogs && config.adminToken)
-      await server.register({ plugin: runnerRoutes, options: { logs: localLogs } });
+      await server.register({ plugin: runnerRoutes, options: { logs: localLogs, twins: this.twins } });
     server.ext('onPostStart', async () => {
       const url = config.runnerUrl ?? `http://${config.publicHost}:${Number(server.info.port)}`;
       await this.registry.register(runnerId, url);

@@ -2,17 +2,18 @@ import type { Logger } from 'pino';
 import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
 import type { SandboxService } from '../sandboxes/service.ts';
 import type { Store } from '../store/store.ts';
+import type { SandboxRecord } from '../store/records.ts';
 import type { TwinFactory } from '../twins/driver.ts';
 import { twinFactories } from '../twins/registry.ts';
 import { AppRequestRecorder } from './app-requests.ts';
 import { SandboxEvents } from './events.ts';
 import { TimelineService } from './service.ts';
-import { TwinLogs, type TwinSocketResolver } from './twin-logs.ts';
+import type { TwinAdminReach } from '../twins/admin-client.ts';
+import { TwinLogs } from './twin-logs.ts';
 
 export { timelineRoutes } from './routes.ts';
 export type { TimelineEntry } from './entries.ts';
 export type { TimelinePage, TimelineService } from './service.ts';
-export type { TwinSocketResolver } from './twin-logs.ts';
 
 /** The sandbox timeline's parts, as the composition root wires them (docs/timeline.md). */
 export interface Timeline {
@@ -31,8 +32,8 @@ export interface TimelineOptions {
   logger: Logger;
   lifecycle: SandboxLifecycle;
   sandboxes: SandboxService;
-  /** Where a live sandbox's twins listen (the deploy engine's directory); absent without an engine. */
-  twinSocket?: TwinSocketResolver;
+  /** A live sandbox's twins wherever it runs (server/runners/twins.ts); absent, none is reachable. */
+  twinReach?: TwinAdminReach;
   factories?: ReadonlyMap<string, TwinFactory>;
 }
 
@@ -42,31 +43,31 @@ export function createTimeline(options: TimelineOptions): Timeline {
   events.attach(options.lifecycle);
   const requests = new AppRequestRecorder();
   const twinLogs = new TwinLogs({
-    socketFor: options.twinSocket ?? (() => undefined),
+    reach: options.twinReach ?? (async () => undefined),
     twinNames: [...factories.keys()],
     logger: options.logger,
   });
   // A sandbox's twins stop with it: their logs are copied as soon as its end is announced, before the
   // pod goes (a crash, a failed or cancelled deploy step, failure, expiry or deletion). The copy must
-  // start at once, so the admin tokens of deploying and running sandboxes are kept at hand.
-  const tokens = new Map<string, string>();
+  // start at once, so the records (admin token, runner) of deploying and running sandboxes are at hand.
+  const live = new Map<string, SandboxRecord>();
   const archive = (id: string) => {
-    const token = tokens.get(id);
-    if (token) return twinLogs.archive(id, token);
+    const sandbox = live.get(id);
+    if (sandbox) return twinLogs.archive(sandbox);
     // Not seen deploying by this Twinbox (it restarted since): the record has the token.
     options.store.sandboxes
       .get(id)
-      .then((sandbox) => sandbox && twinLogs.archive(id, sandbox.twin_admin_token))
+      .then((sandbox) => sandbox && twinLogs.archive(sandbox))
       .catch((err: unknown) =>
         options.logger.error({ err, sandbox_id: id }, 'timeline: no copy of twin logs'),
       );
   };
   options.lifecycle.on('change', (sandbox) => {
     if (sandbox.status === 'building' || sandbox.status === 'ready') {
-      tokens.set(sandbox.id, sandbox.twin_admin_token);
+      live.set(sandbox.id, sandbox);
     } else if (sandbox.status !== 'queued') {
-      twinLogs.archive(sandbox.id, sandbox.twin_admin_token);
-      tokens.delete(sandbox.id);
+      twinLogs.archive(sandbox);
+      live.delete(sandbox.id);
     }
   });
   options.lifecycle.on('crashed', archive);

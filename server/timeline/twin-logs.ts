@@ -1,11 +1,8 @@
 import type { Logger } from 'pino';
 import type { SandboxRecord } from '../store/records.ts';
-import { TwinAdminClient } from '../twins/admin-client.ts';
+import type { TwinAdminReach, TwinHolder } from '../twins/admin-client.ts';
 import type { RequestLogEntry } from '../twins/request-log.ts';
 import type { WebhookDelivery } from '../twins/webhooks.ts';
-
-/** The Unix socket of a sandbox's twin while its pod runs (SandboxEndpoints.socketFor), else undefined. */
-export type TwinSocketResolver = (sandboxId: string, twin: string) => string | undefined;
 
 /** What a twin's admin API tells of its traffic. */
 export interface TwinLog {
@@ -26,7 +23,8 @@ interface ArchivedTwin {
 }
 
 export interface TwinLogsOptions {
-  socketFor: TwinSocketResolver;
+  /** A client of a sandbox's twin wherever the sandbox runs; undefined while it runs nowhere reachable. */
+  reach: TwinAdminReach;
   /** Twins to look for when a sandbox ends (its record may not list twins its profile added). */
   twinNames: readonly string[];
   logger: Logger;
@@ -37,9 +35,10 @@ export interface TwinLogsOptions {
 }
 
 /**
- * Reads the request logs and webhook deliveries of a sandbox's twins through their admin API, over the
- * pod's Unix sockets. A sandbox's twins stop with it, so their logs are copied into memory as it ends
- * (archive), and read from there afterwards, until Twinbox restarts.
+ * Reads the request logs and webhook deliveries of a sandbox's twins through their admin API, wherever
+ * the sandbox runs (`reach`: the pod's Unix sockets here, or the runner holding it). A sandbox's twins
+ * stop with it, so their logs are copied into memory as it ends (archive), and read from there
+ * afterwards, until Twinbox restarts.
  */
 export class TwinLogs {
   private readonly archives = new Map<string, Promise<Map<string, ArchivedTwin>>>();
@@ -53,14 +52,12 @@ export class TwinLogs {
     afterId: number,
     limit: number,
   ): Promise<TwinLog | { unavailable: string }> {
-    const socket = this.options.socketFor(sandbox.id, twin);
-    if (socket) {
+    // An ended sandbox's twins stopped with it (or are stopping, on whichever runner held it): its log
+    // is the copy taken as it ended, if any.
+    const ended = sandbox.status === 'failed' || sandbox.status === 'expired' || sandbox.status === 'deleted';
+    const client = ended ? undefined : await this.reachOf(sandbox, twin);
+    if (client) {
       try {
-        const client = TwinAdminClient.overSocket(
-          socket,
-          sandbox.twin_admin_token,
-          this.options.timeoutMs ?? 5_000,
-        );
         const [page, hooks] = await Promise.all([
           client.requestPage({ after: afterId, limit }),
           client.webhooks(),
@@ -71,7 +68,7 @@ export class TwinLogs {
         const archived = await this.fromArchive(sandbox.id, twin, afterId, limit);
         if (archived) return archived;
         // Routine while a sandbox starts or stops, so not a warning; the reason stays in Twinbox's log
-        // (it names socket paths, which are not the owner's business).
+        // (it names socket paths and runner addresses, which are not the owner's business).
         this.options.logger.debug(
           { err: error, sandbox_id: sandbox.id, twin },
           'timeline: twin not readable',
@@ -99,17 +96,17 @@ export class TwinLogs {
    * Copies the logs of every twin of a sandbox that is about to stop. Called synchronously from the
    * event that announces the end (the pod is stopped right after), so the requests leave at once.
    */
-  archive(sandboxId: string, adminToken: string): void {
+  archive(sandbox: TwinHolder): void {
+    const sandboxId = sandbox.id;
     if (this.archives.has(sandboxId)) return;
     const copies = this.options.twinNames.map(async (twin): Promise<[string, ArchivedTwin] | undefined> => {
-      const socket = this.options.socketFor(sandboxId, twin);
-      if (!socket) return undefined;
+      const client = await this.reachOf(sandbox, twin);
+      if (!client) return undefined;
       try {
-        const client = TwinAdminClient.overSocket(socket, adminToken, this.options.timeoutMs ?? 5_000);
         const [page, hooks] = await Promise.all([client.requestPage({}), client.webhooks()]);
         return [twin, { calls: page.requests, lastId: page.last_id, deliveries: hooks.deliveries }];
       } catch {
-        // No such twin in this sandbox (no socket), or it is already gone.
+        // No such twin in this sandbox, or it is already gone.
         return undefined;
       }
     });
@@ -119,6 +116,16 @@ export class TwinLogs {
     this.archives.set(sandboxId, archive);
     const max = this.options.archivedSandboxes ?? 200;
     while (this.archives.size > max) this.archives.delete(this.archives.keys().next().value!);
+  }
+
+  /** The twin's client, or undefined when it cannot be reached (a failed lookup is not an answer). */
+  private async reachOf(sandbox: TwinHolder, twin: string) {
+    try {
+      return await this.options.reach(sandbox, twin, { timeoutMs: this.options.timeoutMs ?? 5_000 });
+    } catch (error) {
+      this.options.logger.debug({ err: error, sandbox_id: sandbox.id, twin }, 'timeline: twin not found');
+      return undefined;
+    }
   }
 
   private async fromArchive(

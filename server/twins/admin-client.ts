@@ -25,6 +25,25 @@ export interface TwinAdminClientOptions {
   timeoutMs?: number;
 }
 
+/** The parts of a sandbox record a reach needs (server/store/records.ts, `SandboxRecord`). */
+export interface TwinHolder {
+  id: string;
+  twin_admin_token: string;
+  /** The runner holding it, as the caller read it; left out, the reach reads the record itself. */
+  runner_id?: string | null;
+}
+
+/**
+ * A client of a sandbox's twin wherever the sandbox runs (over its pod's socket here, or through the
+ * runner holding it: server/runners/twins.ts); undefined when it runs nowhere this process can reach.
+ * What the twin inspector and the timeline read twins through, so they need not know where pods are.
+ */
+export type TwinAdminReach = (
+  sandbox: TwinHolder,
+  twin: string,
+  options?: { timeoutMs?: number },
+) => Promise<TwinAdminClient | undefined>;
+
 /** The admin API's answer to GET /webhooks. */
 export interface WebhookListing {
   target: { url: string; events: string[] } | null;
@@ -33,7 +52,8 @@ export interface WebhookListing {
 
 /**
  * Typed client of one instance's admin API (docs/twins.md, "Admin API"), over the network (`adminUrl`)
- * or, for Twinbox itself, over the twin's Unix socket in its sandbox's pod (`TwinAdminClient.overSocket`).
+ * or, for Twinbox itself, over the twin's Unix socket in its sandbox's pod (`TwinAdminClient.overSocket`),
+ * or, for a sandbox on another runner, through that runner's internal route (server/runners/twins.ts).
  * The timeline (server/timeline/) and the web pages' twin inspector read twins through it.
  */
 export class TwinAdminClient {
@@ -53,14 +73,11 @@ export class TwinAdminClient {
   }
 
   protected async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${this.adminToken}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    };
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const { status, text } = this.options.socketPath
-      ? await this.overSocket(method, path, headers, payload)
-      : await this.overNetwork(method, path, headers, payload);
+    const { status, text } = await this.send(
+      method,
+      path,
+      body === undefined ? undefined : JSON.stringify(body),
+    );
     let parsed: unknown = null;
     try {
       parsed = text ? JSON.parse(text) : null;
@@ -69,6 +86,21 @@ export class TwinAdminClient {
     }
     if (status < 200 || status > 299) throw new TwinAdminError(status, parsed);
     return parsed as T;
+  }
+
+  /**
+   * One call to the admin API (`path` under it, with its query), the JSON body as text and the answer
+   * unread: how a runner passes on a call another process makes to one of its twins
+   * (server/runners/routes.ts). Everything else uses the typed methods below.
+   */
+  send(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.adminToken}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    };
+    return this.options.socketPath
+      ? this.overSocket(method, path, headers, body)
+      : this.overNetwork(method, path, headers, body);
   }
 
   private async overNetwork(

@@ -7,6 +7,7 @@ import { ScenarioDirectory } from '../../server/scenarios/directory.ts';
 import { AppRequestRecorder } from '../../server/timeline/app-requests.ts';
 import { TimelineService } from '../../server/timeline/service.ts';
 import { TwinLogs } from '../../server/timeline/twin-logs.ts';
+import { localTwinReach } from '../../server/runners/twins.ts';
 import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { builtInCatalog } from '../../server/twins/catalog.ts';
 import { TwinHost } from '../../server/twins/host.ts';
@@ -87,7 +88,7 @@ t.test('app requests, the twin calls they made, the changes, webhooks, linked; p
   table.live(id, { app: app.socketPath, twins: { stripe: twinSocket } });
 
   const twinLogs = new TwinLogs({
-    socketFor: (sandboxId, twin) => table.socketFor(sandboxId, { kind: 'twin', name: twin }),
+    reach: localTwinReach((sandboxId, twin) => table.socketFor(sandboxId, { kind: 'twin', name: twin })),
     twinNames: [...twinFactories.keys()],
     logger: tb.logger,
   });
@@ -223,7 +224,7 @@ t.test('app requests, the twin calls they made, the changes, webhooks, linked; p
   t.same(polled.sort(), ['app_request', 'state_change', 'twin_call']);
 
   // When the sandbox ends its twins stop: the copy taken then is what is read afterwards.
-  twinLogs.archive(id, token);
+  twinLogs.archive({ id, twin_admin_token: token });
   await until(async () => (await twinLogs.archivedNames(id)).includes('stripe'), 'the archive');
   await twinHost.stop(id);
   const after = await timeline.page(account, id, { limit: 500 });
@@ -239,7 +240,7 @@ t.test('app requests, the twin calls they made, the changes, webhooks, linked; p
     sandboxes,
     events: tb.timeline.events,
     requests,
-    twinLogs: new TwinLogs({ socketFor: () => undefined, twinNames: ['stripe'], logger: tb.logger }),
+    twinLogs: new TwinLogs({ reach: async () => undefined, twinNames: ['stripe'], logger: tb.logger }),
     factories: twinFactories,
   });
   const noTwin = await fresh.page(account, id, {});

@@ -4,13 +4,14 @@ import { apiError, badRequest } from '../../errors.ts';
 import type { AppLogReader } from '../../sandboxes/routes.ts';
 import type { SandboxService } from '../../sandboxes/service.ts';
 import type { SandboxRecord } from '../../store/records.ts';
+import type { TwinAdminReach } from '../../twins/admin-client.ts';
 import type { FaultRule } from '../../twins/faults.ts';
 import type { TimelineService } from '../../timeline/index.ts';
 import { render } from '../respond.ts';
 import type { SignedIn, WebSessions } from '../session.ts';
 import { redirectBrowsersToDashboard } from './browser-redirect.ts';
 import { DashboardService, readListQuery } from './service.ts';
-import { TwinInspector, TwinUnavailable, type TwinSocketOf } from './twins.ts';
+import { TwinInspector, TwinUnavailable } from './twins.ts';
 import { inspectorPage, requestRows, twinPath } from './views/inspector.ts';
 import { listPage } from './views/list.ts';
 import { entryHtml, timelinePage } from './views/timeline.ts';
@@ -30,8 +31,8 @@ export interface DashboardOptions {
   sandboxes: SandboxService;
   /** The deploy engine's logs; absent, the log shows nothing. */
   appLogs?: AppLogReader;
-  /** Where a sandbox's twins listen; absent (no deploy engine), the inspector says the twin is not running. */
-  twinSocketOf?: TwinSocketOf;
+  /** A sandbox's twins, wherever it runs; absent (no deploy engine), the inspector says none is reachable. */
+  twinReach?: TwinAdminReach;
   /** The sandbox timeline (server/timeline/); absent, the timeline tab says so. */
   timeline?: TimelineService;
 }
@@ -64,7 +65,7 @@ export const dashboardRoutes: Plugin<DashboardOptions> = {
   register(server, options) {
     const { web } = options;
     const dashboard = new DashboardService(options.sandboxes, options.appLogs);
-    const inspector = new TwinInspector(options.twinSocketOf);
+    const inspector = new TwinInspector(options.twinReach);
     redirectBrowsersToDashboard(server);
 
     const id = (request: Request) => String(request.params.id);

@@ -1,15 +1,11 @@
 import Boom from '@hapi/boom';
 import type { SandboxRecord } from '../../store/records.ts';
 import type { TwinFactory } from '../../twins/driver.ts';
-import { TwinAdminClient, TwinAdminError } from '../../twins/admin-client.ts';
+import { TwinAdminError, type TwinAdminClient, type TwinAdminReach } from '../../twins/admin-client.ts';
 import type { FaultRule } from '../../twins/faults.ts';
 import { twinFactories } from '../../twins/registry.ts';
 import { apiError, badRequest, notFound } from '../../errors.ts';
-import type { TwinSocketResolver } from '../../timeline/index.ts';
 import type { InspectorData } from './views/inspector.ts';
-
-/** Where a sandbox's twin listens (its pod's Unix socket); undefined while the pod is not running. */
-export type TwinSocketOf = TwinSocketResolver;
 
 /** Requests a page of the inspector shows, and the most a live follow fetches at once. */
 export const REQUESTS_PER_PAGE = 50;
@@ -24,7 +20,8 @@ export class TwinUnavailable extends Error {}
  */
 export class TwinInspector {
   constructor(
-    private readonly socketOf: TwinSocketOf | undefined,
+    /** A client of a sandbox's twin wherever it runs; absent (no deploy engine), none is running. */
+    private readonly reach: TwinAdminReach | undefined,
     private readonly factories: ReadonlyMap<string, TwinFactory> = twinFactories,
   ) {}
 
@@ -35,7 +32,7 @@ export class TwinInspector {
     }
   }
 
-  private client(sandbox: SandboxRecord, twin: string): TwinAdminClient {
+  private async client(sandbox: SandboxRecord, twin: string): Promise<TwinAdminClient> {
     this.checkTwin(sandbox, twin);
     if (sandbox.status !== 'ready') {
       throw new TwinUnavailable(
@@ -44,14 +41,14 @@ export class TwinInspector {
           : `The ${twin} twin is not running: this sandbox is ${sandbox.status}.`,
       );
     }
-    const socket = this.socketOf?.(sandbox.id, twin);
-    if (!socket) throw new TwinUnavailable(`The ${twin} twin is not running on this Twinbox now.`);
-    return TwinAdminClient.overSocket(socket, sandbox.twin_admin_token);
+    const client = await this.reach?.(sandbox, twin);
+    if (!client) throw new TwinUnavailable(`The ${twin} twin cannot be reached from this Twinbox now.`);
+    return client;
   }
 
   /** Everything the inspector page shows, read at once. */
   async read(sandbox: SandboxRecord, twin: string, before?: number): Promise<InspectorData> {
-    const client = this.client(sandbox, twin);
+    const client = await this.client(sandbox, twin);
     return twinCall(async () => {
       const [state, page, webhooks, faults] = await Promise.all([
         client.state(),
@@ -72,28 +69,28 @@ export class TwinInspector {
 
   /** Requests logged after `after`, for the page following the log. */
   async requestsAfter(sandbox: SandboxRecord, twin: string, after: number) {
-    const client = this.client(sandbox, twin);
+    const client = await this.client(sandbox, twin);
     const page = await twinCall(() => client.requestPage({ after, limit: REQUESTS_PER_PAGE }));
     return { entries: page.requests, lastId: page.last_id, hasMore: page.has_more };
   }
 
-  reset(sandbox: SandboxRecord, twin: string): Promise<unknown> {
-    const client = this.client(sandbox, twin);
+  async reset(sandbox: SandboxRecord, twin: string): Promise<unknown> {
+    const client = await this.client(sandbox, twin);
     return twinCall(() => client.reset());
   }
 
-  addFault(sandbox: SandboxRecord, twin: string, rule: Omit<FaultRule, 'id'>): Promise<unknown> {
-    const client = this.client(sandbox, twin);
+  async addFault(sandbox: SandboxRecord, twin: string, rule: Omit<FaultRule, 'id'>): Promise<unknown> {
+    const client = await this.client(sandbox, twin);
     return twinCall(() => client.addFault(rule));
   }
 
-  clearFaults(sandbox: SandboxRecord, twin: string): Promise<unknown> {
-    const client = this.client(sandbox, twin);
+  async clearFaults(sandbox: SandboxRecord, twin: string): Promise<unknown> {
+    const client = await this.client(sandbox, twin);
     return twinCall(() => client.clearFaults());
   }
 
-  redeliver(sandbox: SandboxRecord, twin: string, delivery: number): Promise<unknown> {
-    const client = this.client(sandbox, twin);
+  async redeliver(sandbox: SandboxRecord, twin: string, delivery: number): Promise<unknown> {
+    const client = await this.client(sandbox, twin);
     return twinCall(() => client.redeliver(delivery));
   }
 }
