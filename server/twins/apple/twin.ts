@@ -1,10 +1,11 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Joi from 'joi';
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
-import { type Authorization, type TwinFactory } from '../driver.ts';
-import { startEngine, type Engine } from '../engine/emulate.ts';
-import type { EngineTwinSaved } from '../engine/engine-twin.ts';
-import { accountsSchema, OAuthEngineTwin, seedValidator } from '../engine/oauth-engine-twin.ts';
+import { type Authorization } from '../driver.ts';
+import { type Engine } from '../engine/emulate.ts';
+import { accountsSchema, OAuthEngineTwin } from '../engine/oauth-engine-twin.ts';
+import { engineTwinFactory } from '../engine/factory.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { json } from '../http.ts';
 import { summarizeApple } from './summary.ts';
 import { applePresets } from './presets.ts';
@@ -43,6 +44,9 @@ const MAX_SECRET_LIFETIME_S = 15_777_000;
 const ENGINE_DEMO_USER = 'testuser@icloud.com';
 
 const DEFAULT_USERS = [{ email: 'user@icloud.example', name: 'Sandbox User' }];
+
+/** The seed's accounts, or the default one when it names none. */
+const usersOf = (seed: AppleSeed) => (seed.users?.length ? seed.users : DEFAULT_USERS);
 
 /** Ten upper-case letters and digits, like Apple's Team ID and Key ID. */
 const appleId10 = () =>
@@ -156,7 +160,7 @@ class AppleTwin extends OAuthEngineTwin {
   }
 }
 
-export const appleTwin: TwinFactory = {
+export const appleTwin = engineTwinFactory({
   name: 'apple',
   description:
     'Sign in with Apple (authorization code, refresh, revoke, RS256 ID tokens, JWKS) with ES256 client secrets checked as Apple checks them, on the emulate engine',
@@ -164,25 +168,18 @@ export const appleTwin: TwinFactory = {
   summarize: summarizeApple,
   validateSeed: validateAppleSeed,
   presets: applePresets,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateAppleSeed(rawSeed);
-    const saved = rawSaved as EngineTwinSaved | undefined;
-    let credentials = saved?.credentials;
-    if (!credentials) {
-      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-      credentials = {
-        APPLE_CLIENT_ID: `dev.twinbox.sandbox${randomBytes(4).toString('hex')}.web`,
-        APPLE_TEAM_ID: appleId10(),
-        APPLE_KEY_ID: appleId10(),
-        APPLE_PRIVATE_KEY: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-        APPLE_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-      };
-    }
-    const users = seed.users?.length ? seed.users : DEFAULT_USERS;
-    const engine = await startEngine('apple', baseUrl, { tokens: {}, apple: { users } } as never);
-    const twin = new AppleTwin(engine, baseUrl, credentials, { ...seed, users });
-    if (saved) twin.restore(saved);
-    else twin.prepare();
-    return twin;
+  newCredentials() {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    return {
+      APPLE_CLIENT_ID: `dev.twinbox.sandbox${randomBytes(4).toString('hex')}.web`,
+      APPLE_TEAM_ID: appleId10(),
+      APPLE_KEY_ID: appleId10(),
+      APPLE_PRIVATE_KEY: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      APPLE_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    };
   },
-};
+  engineSeed: (seed) => ({ tokens: {}, apple: { users: usersOf(seed) } }),
+  driver: (engine, baseUrl, credentials, seed) =>
+    new AppleTwin(engine, baseUrl, credentials, { ...seed, users: usersOf(seed) }),
+  fresh: (twin) => twin.prepare(),
+});

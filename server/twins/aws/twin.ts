@@ -1,15 +1,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import Joi from 'joi';
-import {
-  TwinInputError,
-  type Authorization,
-  type RequestHead,
-  type TwinDriver,
-  type TwinFactory,
-} from '../driver.ts';
+import { type Authorization, type RequestHead, type TwinDriver, type TwinFactory } from '../driver.ts';
 import { startEngine, type Engine, type EngineStoreSnapshot } from '../engine/emulate.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { WebhookOutbox } from '../webhooks.ts';
+import { seedValidator } from '../seed-validator.ts';
 import {
   amzDateMs,
   bodySha256,
@@ -79,13 +73,7 @@ const schema = Joi.object<AwsSeed>({
   }),
 });
 
-function validateAwsSeed(seed: unknown): AwsSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'aws seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `aws seed: ${error.message}`);
-  return value;
-}
+const validateAwsSeed = seedValidator('aws', schema);
 
 /** What the engine always creates, which a fresh Twinbox account does not have (and a public example key). */
 const ENGINE_DEFAULTS = {

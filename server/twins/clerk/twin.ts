@@ -1,11 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
-import { startEngine, type Engine } from '../engine/emulate.ts';
-import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import { TwinInputError, type Authorization, type RequestHead } from '../driver.ts';
+import { type Engine } from '../engine/emulate.ts';
+import { EngineTwin } from '../engine/engine-twin.ts';
 import { standardWebhookSigner } from '../engine/standard-webhooks.ts';
-import { assertSafeKeys } from '../safe-json.ts';
+import { engineTwinFactory } from '../engine/factory.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { describeClerkChange } from './changes.ts';
 import { clerkError, clerkJson, toClerkResponse } from './fidelity.ts';
 import { hashPassword, passwordMatches } from './passwords.ts';
@@ -74,24 +75,21 @@ const schema = Joi.object<ClerkSeed>({
     .unique('name'),
 });
 
-function validateClerkSeed(seed: unknown): ClerkSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'clerk seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `clerk seed: ${error.message}`);
-  // The engine would skip a member it cannot find; a seed that names one is refused instead.
-  const emails = new Set((value.users ?? []).map((u) => u.email.toLowerCase()));
-  for (const org of value.organizations ?? []) {
-    for (const member of org.members ?? []) {
-      if (!emails.has(member.email.toLowerCase()))
-        throw new TwinInputError(
-          400,
-          `clerk seed: organization "${org.name}" names member ${member.email}, whom the seed's users lack`,
-        );
+const validateClerkSeed = seedValidator('clerk', schema, {
+  check(value) {
+    // The engine would skip a member it cannot find; a seed that names one is refused instead.
+    const emails = new Set((value.users ?? []).map((u) => u.email.toLowerCase()));
+    for (const org of value.organizations ?? []) {
+      for (const member of org.members ?? []) {
+        if (!emails.has(member.email.toLowerCase()))
+          throw new TwinInputError(
+            400,
+            `clerk seed: organization "${org.name}" names member ${member.email}, whom the seed's users lack`,
+          );
+      }
     }
-  }
-  return value;
-}
+  },
+});
 
 /** The engine's collections (its getClerkStore names), read and written by the twin's own routes. */
 const USERS = 'clerk.users';
@@ -396,7 +394,7 @@ function signingKey(): string {
   return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
-export const clerkTwin: TwinFactory = {
+export const clerkTwin = engineTwinFactory({
   name: 'clerk',
   description:
     'Clerk Backend API (users, email addresses, organizations, memberships, invitations, sessions, session tokens and JWKS) on the emulate engine',
@@ -405,22 +403,16 @@ export const clerkTwin: TwinFactory = {
   describeChange: describeClerkChange,
   validateSeed: validateClerkSeed,
   presets: clerkPresets,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateClerkSeed(rawSeed);
-    const saved = rawSaved as EngineTwinSaved | undefined;
-    const credentials = saved?.credentials ?? {
-      CLERK_SECRET_KEY: randomToken('sk_test_', 30),
-      CLERK_PUBLISHABLE_KEY: publishableKey(new URL(baseUrl).host),
-      signing_key: signingKey(),
-    };
-    // The engine checks the key against its token map; the twin's own check (authorize) runs first.
-    const engine = await startEngine('clerk', baseUrl, {
-      tokens: { [credentials.CLERK_SECRET_KEY!]: { login: 'clerk', scopes: [] } },
-      clerk: {},
-    } as never);
-    const twin = new ClerkTwin(engine, baseUrl, credentials, seed);
-    if (saved) twin.restore(saved);
-    else twin.prepare(seed);
-    return twin;
-  },
-};
+  newCredentials: (baseUrl) => ({
+    CLERK_SECRET_KEY: randomToken('sk_test_', 30),
+    CLERK_PUBLISHABLE_KEY: publishableKey(new URL(baseUrl).host),
+    signing_key: signingKey(),
+  }),
+  // The engine checks the key against its token map; the twin's own check (authorize) runs first.
+  engineSeed: (_seed, credentials) => ({
+    tokens: { [credentials.CLERK_SECRET_KEY!]: { login: 'clerk', scopes: [] } },
+    clerk: {},
+  }),
+  driver: (engine, baseUrl, credentials, seed) => new ClerkTwin(engine, baseUrl, credentials, seed),
+  fresh: (twin, seed) => twin.prepare(seed),
+});

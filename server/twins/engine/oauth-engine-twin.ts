@@ -5,8 +5,6 @@
  * once they have left the engine's token map.
  */
 import Joi from 'joi';
-import { TwinInputError } from '../driver.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import type { Engine } from './emulate.ts';
 import { EngineTwin } from './engine-twin.ts';
 
@@ -42,20 +40,6 @@ export function accountsSchema(
       }),
     )
     .unique('email');
-}
-
-/** A seed check: none is `{}`; unsafe keys or a schema failure are a 400 naming the twin's seed. */
-export function seedValidator<T extends object>(
-  twin: string,
-  schema: Joi.ObjectSchema<T>,
-): (seed: unknown) => T {
-  return (seed) => {
-    if (seed === undefined || seed === null) return {} as T;
-    assertSafeKeys(seed, `${twin} seed`);
-    const { error, value } = schema.validate(seed);
-    if (error) throw new TwinInputError(400, `${twin} seed: ${error.message}`);
-    return value;
-  };
 }
 
 export abstract class OAuthEngineTwin extends EngineTwin {

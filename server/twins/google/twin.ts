@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import Joi from 'joi';
-import { type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
-import { startEngine, type Engine } from '../engine/emulate.ts';
-import type { EngineTwinSaved } from '../engine/engine-twin.ts';
-import { OAuthEngineTwin, seedValidator } from '../engine/oauth-engine-twin.ts';
+import { type Authorization, type RequestHead } from '../driver.ts';
+import { type Engine } from '../engine/emulate.ts';
+import { OAuthEngineTwin } from '../engine/oauth-engine-twin.ts';
+import { engineTwinFactory } from '../engine/factory.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { json } from '../http.ts';
 import { presentedToken, randomToken } from '../secrets.ts';
 import { describeGoogleChange, summarizeGoogle } from './summary.ts';
@@ -99,6 +100,9 @@ const schema = Joi.object<GoogleSeed>({
 
 /** The account a sandbox has when its seed names none. */
 const DEFAULT_USER = { email: 'user@example.com', name: 'Sandbox User' };
+
+/** The seed's accounts, or the default one when it names none. */
+const usersOf = (seed: GoogleSeed) => (seed.users?.length ? seed.users : [DEFAULT_USER]);
 
 const validateGoogleSeed = seedValidator('google', schema);
 
@@ -363,7 +367,7 @@ function engineSeed(seed: GoogleSeed, account: string) {
 const googleClientId = () =>
   `${100000000000 + (randomBytes(4).readUInt32BE(0) % 899999999999)}-${randomBytes(16).toString('hex')}.apps.googleusercontent.com`;
 
-export const googleTwin: TwinFactory = {
+export const googleTwin = engineTwinFactory({
   name: 'google',
   description:
     'Google OAuth 2.0 / OpenID Connect (authorization code with PKCE, refresh tokens, userinfo, JWKS) and the Gmail, Calendar and Drive APIs, on the emulate engine',
@@ -381,24 +385,19 @@ export const googleTwin: TwinFactory = {
   describeChange: describeGoogleChange,
   validateSeed: validateGoogleSeed,
   presets: googlePresets,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateGoogleSeed(rawSeed);
-    const saved = rawSaved as EngineTwinSaved | undefined;
-    const credentials = saved?.credentials ?? {
-      GOOGLE_CLIENT_ID: googleClientId(),
-      GOOGLE_CLIENT_SECRET: randomToken('GOCSPX-', 21),
-      GOOGLE_REFRESH_TOKEN: randomToken('1//', 48),
-    };
-    const account = seed.users?.[0]?.email ?? DEFAULT_USER.email;
-    const users = seed.users?.length ? seed.users : [DEFAULT_USER];
-    const engine = await startEngine('google', baseUrl, {
-      tokens: {},
-      google: engineSeed({ ...seed, users }, account),
-    } as never);
-    const twin = new GoogleTwin(engine, baseUrl, credentials, { ...seed, users });
+  newCredentials: () => ({
+    GOOGLE_CLIENT_ID: googleClientId(),
+    GOOGLE_CLIENT_SECRET: randomToken('GOCSPX-', 21),
+    GOOGLE_REFRESH_TOKEN: randomToken('1//', 48),
+  }),
+  engineSeed: (seed) => ({
+    tokens: {},
+    google: engineSeed({ ...seed, users: usersOf(seed) }, seed.users?.[0]?.email ?? DEFAULT_USER.email),
+  }),
+  driver(engine, baseUrl, credentials, seed) {
+    const twin = new GoogleTwin(engine, baseUrl, credentials, { ...seed, users: usersOf(seed) });
     twin.addRoutes();
-    if (saved) twin.restore(saved);
-    else twin.prepare();
     return twin;
   },
-};
+  fresh: (twin) => twin.prepare(),
+});

@@ -1,12 +1,13 @@
 import { createHmac } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
-import { startEngine, type Engine, type EngineRecord } from '../engine/emulate.ts';
+import { type Authorization, type RequestHead } from '../driver.ts';
+import { type Engine, type EngineRecord } from '../engine/emulate.ts';
 import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import { engineTwinFactory } from '../engine/factory.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { isKnownSecret, randomToken } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { conformAnswer } from './conform.ts';
 import { fitDocument, linearEngineSchema } from './fit.ts';
 import { describeLinearChange } from './changes.ts';
@@ -94,13 +95,7 @@ const schema = Joi.object<LinearSeed>({
   }),
 });
 
-function validateLinearSeed(seed: unknown): LinearSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'linear seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `linear seed: ${error.message}`);
-  return value;
-}
+const validateLinearSeed = seedValidator('linear', schema);
 
 /** Linear's GraphQL error body: `errors[].extensions.type` is what @linear/sdk turns into its error classes. */
 const linearError = (
@@ -353,7 +348,7 @@ function engineSeed(seed: LinearSeed, apiKey?: string) {
   };
 }
 
-export const linearTwin: TwinFactory = {
+export const linearTwin = engineTwinFactory({
   name: 'linear',
   description:
     'Linear GraphQL API (viewer, users, teams, workflow states, issues, comments, labels, projects, cycles, webhooks) and OAuth on the emulate engine',
@@ -364,20 +359,16 @@ export const linearTwin: TwinFactory = {
   validateSeed: validateLinearSeed,
   presets: linearPresets,
   describeChange: describeLinearChange,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateLinearSeed(rawSeed);
-    const saved = rawSaved as EngineTwinSaved | undefined;
-    const credentials = saved?.credentials ?? {
-      LINEAR_API_KEY: randomToken('lin_api_', 30),
-      LINEAR_WEBHOOK_SECRET: randomToken('lin_wh_', 24),
-    };
-    const engine = await startEngine('linear', baseUrl, {
-      tokens: {},
-      linear: engineSeed(seed, credentials.LINEAR_API_KEY),
-    } as never);
-    const twin = new LinearTwin(engine, baseUrl, credentials);
-    if (saved) twin.restore(saved);
-    else if (seed.webhook) twin.configureTarget(seed.webhook);
-    return twin;
+  newCredentials: () => ({
+    LINEAR_API_KEY: randomToken('lin_api_', 30),
+    LINEAR_WEBHOOK_SECRET: randomToken('lin_wh_', 24),
+  }),
+  engineSeed: (seed, credentials) => ({
+    tokens: {},
+    linear: engineSeed(seed, credentials.LINEAR_API_KEY),
+  }),
+  driver: (engine, baseUrl, credentials) => new LinearTwin(engine, baseUrl, credentials),
+  fresh(twin, seed) {
+    if (seed.webhook) twin.configureTarget(seed.webhook);
   },
-};
+});

@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import Joi from 'joi';
-import { type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
-import { startEngine, type Engine, type EngineContext } from '../engine/emulate.ts';
-import type { EngineTwinSaved } from '../engine/engine-twin.ts';
-import { accountsSchema, OAuthEngineTwin, seedValidator } from '../engine/oauth-engine-twin.ts';
+import { type Authorization, type RequestHead } from '../driver.ts';
+import { type Engine, type EngineContext } from '../engine/emulate.ts';
+import { accountsSchema, OAuthEngineTwin } from '../engine/oauth-engine-twin.ts';
+import { engineTwinFactory } from '../engine/factory.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { json } from '../http.ts';
 import { presentedToken } from '../secrets.ts';
 import { summarizeMicrosoft } from './summary.ts';
@@ -234,7 +235,10 @@ class MicrosoftTwin extends OAuthEngineTwin {
 
 const DEFAULT_USERS = [{ email: 'user@contoso.example', name: 'Sandbox User' }];
 
-export const microsoftTwin: TwinFactory = {
+/** The seed's accounts, or the default one when it names none. */
+const usersOf = (seed: MicrosoftSeed) => (seed.users?.length ? seed.users : DEFAULT_USERS);
+
+export const microsoftTwin = engineTwinFactory({
   name: 'microsoft',
   description:
     'Microsoft Entra ID v2.0 OAuth 2.0 / OpenID Connect (authorization code with PKCE, refresh tokens, client credentials, JWKS) and Microsoft Graph users (/me, /users), on the emulate engine',
@@ -251,20 +255,16 @@ export const microsoftTwin: TwinFactory = {
   summarize: summarizeMicrosoft,
   validateSeed: validateMicrosoftSeed,
   presets: microsoftPresets,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateMicrosoftSeed(rawSeed);
-    const saved = rawSaved as EngineTwinSaved | undefined;
-    const credentials = saved?.credentials ?? {
-      AZURE_CLIENT_ID: randomUUID(),
-      // Entra client secrets: 40 characters with a `~` after the 3-character hint.
-      AZURE_CLIENT_SECRET: `${randomBytes(2).toString('hex').slice(0, 3)}8Q~${randomBytes(27).toString('base64url').slice(0, 34)}`,
-    };
-    const users = seed.users?.length ? seed.users : DEFAULT_USERS;
-    const engine = await startEngine('microsoft', baseUrl, { tokens: {}, microsoft: { users } } as never);
-    const twin = new MicrosoftTwin(engine, baseUrl, credentials, { ...seed, users });
+  newCredentials: () => ({
+    AZURE_CLIENT_ID: randomUUID(),
+    // Entra client secrets: 40 characters with a `~` after the 3-character hint.
+    AZURE_CLIENT_SECRET: `${randomBytes(2).toString('hex').slice(0, 3)}8Q~${randomBytes(27).toString('base64url').slice(0, 34)}`,
+  }),
+  engineSeed: (seed) => ({ tokens: {}, microsoft: { users: usersOf(seed) } }),
+  driver(engine, baseUrl, credentials, seed) {
+    const twin = new MicrosoftTwin(engine, baseUrl, credentials, { ...seed, users: usersOf(seed) });
     twin.addRoutes();
-    if (saved) twin.restore(saved);
-    else twin.prepare();
     return twin;
   },
-};
+  fresh: (twin) => twin.prepare(),
+});

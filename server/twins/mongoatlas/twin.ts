@@ -1,12 +1,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
-import { startEngine, type Engine } from '../engine/emulate.ts';
-import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import { TwinInputError, type Authorization, type RequestHead } from '../driver.ts';
+import { type Engine } from '../engine/emulate.ts';
+import { EngineTwin } from '../engine/engine-twin.ts';
+import { engineTwinFactory } from '../engine/factory.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { presentedToken, randomToken, secretEquals, sha256Hex } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { describeMongoAtlasChange } from './changes.ts';
 import { summarizeMongoAtlas } from './summary.ts';
 import { mongoatlasPresets } from './presets.ts';
@@ -76,13 +77,7 @@ const schema = Joi.object<MongoAtlasSeed>({
 });
 
 /** The engine always has project `Project0` with cluster `Cluster0`, which a seed may name too. */
-function validateMongoAtlasSeed(seed: unknown): MongoAtlasSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'mongoatlas seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `mongoatlas seed: ${error.message}`);
-  return value;
-}
+const validateMongoAtlasSeed = seedValidator('mongoatlas', schema);
 
 /** The Atlas Administration API's error body (https://www.mongodb.com/docs/atlas/api/atlas-admin-api-ref/#errors). */
 const atlasError = (status: number, errorCode: string, detail: string, headers?: Record<string, string>) =>
@@ -364,7 +359,7 @@ function engineSeed(seed: MongoAtlasSeed) {
   return rest;
 }
 
-export const mongoatlasTwin: TwinFactory = {
+export const mongoatlasTwin = engineTwinFactory({
   name: 'mongoatlas',
   description:
     'MongoDB Atlas Administration API v2 (projects, clusters, database users, databases, collections) with service-account OAuth, and the Data API v1 (find, insert, update, delete, aggregate) on the emulate engine',
@@ -379,18 +374,12 @@ export const mongoatlasTwin: TwinFactory = {
   describeChange: describeMongoAtlasChange,
   validateSeed: validateMongoAtlasSeed,
   presets: mongoatlasPresets,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateMongoAtlasSeed(rawSeed);
-    const saved = rawSaved as EngineTwinSaved | undefined;
-    const credentials = saved?.credentials ?? {
-      MONGODB_ATLAS_CLIENT_ID: `mdb_sa_id_${randomBytes(12).toString('hex')}`,
-      MONGODB_ATLAS_CLIENT_SECRET: randomToken('mdb_sa_sk_', 30),
-      MONGODB_DATA_API_KEY: randomToken('', 48),
-    };
-    const engine = await startEngine('mongoatlas', baseUrl, { mongoatlas: engineSeed(seed) } as never);
-    const twin = new MongoAtlasTwin(engine, baseUrl, credentials, seed);
-    if (saved) twin.restore(saved);
-    else twin.insertDocuments(seed.documents ?? []);
-    return twin;
-  },
-};
+  newCredentials: () => ({
+    MONGODB_ATLAS_CLIENT_ID: `mdb_sa_id_${randomBytes(12).toString('hex')}`,
+    MONGODB_ATLAS_CLIENT_SECRET: randomToken('mdb_sa_sk_', 30),
+    MONGODB_DATA_API_KEY: randomToken('', 48),
+  }),
+  engineSeed: (seed) => ({ mongoatlas: engineSeed(seed) }),
+  driver: (engine, baseUrl, credentials, seed) => new MongoAtlasTwin(engine, baseUrl, credentials, seed),
+  fresh: (twin, seed) => twin.insertDocuments(seed.documents ?? []),
+});

@@ -9,9 +9,9 @@ import {
 } from '../driver.ts';
 import { startEngine, type Engine, type EngineStoreSnapshot } from '../engine/emulate.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { randomToken, secretEquals } from '../secrets.ts';
 import { WebhookOutbox } from '../webhooks.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { describeOktaChange, summarizeOkta } from './summary.ts';
 import { oktaPresets } from './presets.ts';
 
@@ -56,23 +56,20 @@ const schema = Joi.object<OktaSeed>({
   redirect_uris: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })),
 });
 
-function validateOktaSeed(seed: unknown): OktaSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'okta seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `okta seed: ${error.message}`);
-  for (const [i, group] of (value.groups ?? []).entries()) {
-    for (const [k, login] of (group.members ?? []).entries()) {
-      if (!value.users?.some((u) => u.login === login)) {
-        throw new TwinInputError(
-          400,
-          `okta seed: "groups[${i}].members[${k}]" "${login}" is not a seeded user`,
-        );
+const validateOktaSeed = seedValidator('okta', schema, {
+  check(value) {
+    for (const [i, group] of (value.groups ?? []).entries()) {
+      for (const [k, login] of (group.members ?? []).entries()) {
+        if (!value.users?.some((u) => u.login === login)) {
+          throw new TwinInputError(
+            400,
+            `okta seed: "groups[${i}].members[${k}]" "${login}" is not a seeded user`,
+          );
+        }
       }
     }
-  }
-  return value;
-}
+  },
+});
 
 /** Okta's error body (`errorCode`, `errorSummary`, `errorLink`, `errorId`, `errorCauses`). */
 function oktaError(status: number, errorCode: string, errorSummary: string): Response {

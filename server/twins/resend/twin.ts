@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
-import { startEngine, type Engine } from '../engine/emulate.ts';
-import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import { type Authorization, type RequestHead } from '../driver.ts';
+import { type Engine } from '../engine/emulate.ts';
+import { EngineTwin } from '../engine/engine-twin.ts';
 import { standardWebhookSecret, standardWebhookSigner } from '../engine/standard-webhooks.ts';
+import { engineTwinFactory } from '../engine/factory.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { describeResendChange } from './changes.ts';
 import { summarizeResend } from './summary.ts';
 import { resendPresets } from './presets.ts';
@@ -55,13 +56,7 @@ const schema = Joi.object<ResendSeed>({
 
 const DEFAULT_SEED: ResendSeed = { domains: [{ name: 'example.com' }] };
 
-function validateResendSeed(seed: unknown): ResendSeed {
-  if (seed === undefined || seed === null) return DEFAULT_SEED;
-  assertSafeKeys(seed, 'resend seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `resend seed: ${error.message}`);
-  return value;
-}
+const validateResendSeed = seedValidator('resend', schema, { empty: DEFAULT_SEED });
 
 /** Resend's error body: `{ statusCode, name, message }` (https://resend.com/docs/api-reference/errors). */
 const resendError = (statusCode: number, name: string, message: string, headers?: Record<string, string>) =>
@@ -304,7 +299,7 @@ const engineSeed = (seed: ResendSeed) => ({
   ...(seed.contacts ? { contacts: seed.contacts } : {}),
 });
 
-export const resendTwin: TwinFactory = {
+export const resendTwin = engineTwinFactory({
   name: 'resend',
   description:
     'Resend email API (emails send/batch/get/list/cancel, domains, API keys, audiences and contacts) on the emulate engine',
@@ -315,21 +310,18 @@ export const resendTwin: TwinFactory = {
   validateSeed: validateResendSeed,
   presets: resendPresets,
   describeChange: describeResendChange,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateResendSeed(rawSeed);
-    const saved = rawSaved as EngineTwinSaved | undefined;
-    const credentials = saved?.credentials ?? {
-      RESEND_API_KEY: randomToken('re_', 24),
-      RESEND_WEBHOOK_SECRET: standardWebhookSecret(),
-    };
-    const engine = await startEngine('resend', baseUrl, { tokens: {}, resend: engineSeed(seed) });
+  newCredentials: () => ({
+    RESEND_API_KEY: randomToken('re_', 24),
+    RESEND_WEBHOOK_SECRET: standardWebhookSecret(),
+  }),
+  engineSeed: (seed) => ({ tokens: {}, resend: engineSeed(seed) }),
+  driver(engine, baseUrl, credentials, seed) {
     const twin = new ResendTwin(engine, baseUrl, credentials, seed);
     twin.addRoutes();
-    if (saved) twin.restore(saved);
-    else {
-      twin.insertEmails(seed.emails ?? []);
-      if (seed.webhook) twin.configureTarget(seed.webhook);
-    }
     return twin;
   },
-};
+  fresh(twin, seed) {
+    twin.insertEmails(seed.emails ?? []);
+    if (seed.webhook) twin.configureTarget(seed.webhook);
+  },
+});

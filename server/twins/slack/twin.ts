@@ -14,9 +14,10 @@ import {
   type EngineTokenUser,
 } from '../engine/emulate.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys, screenRequest } from '../safe-json.ts';
+import { screenRequest } from '../safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { SlackFidelity } from './fidelity.ts';
 import { TokenRevocations } from './revocation.ts';
 import { summarizeSlack } from './summary.ts';
@@ -89,13 +90,7 @@ const DEFAULT_SEED: SlackSeed = {
   channels: [{ name: 'general', topic: 'General' }],
 };
 
-function validateSlackSeed(seed: unknown): SlackSeed {
-  if (seed === undefined || seed === null) return DEFAULT_SEED;
-  assertSafeKeys(seed, 'slack seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `slack seed: ${error.message}`);
-  return value;
-}
+const validateSlackSeed = seedValidator('slack', schema, { empty: DEFAULT_SEED });
 
 const engineChannels = (channels: NonNullable<SlackSeed['channels']>) =>
   channels.map(({ members: _m, messages: _h, ...channel }) => channel);

@@ -8,9 +8,10 @@ import {
   type TwinFactory,
 } from '../driver.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys, ownValue, setOwn } from '../safe-json.ts';
+import { ownValue, setOwn } from '../safe-json.ts';
 import { presentedToken, randomToken, secretEquals } from '../secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
+import { seedValidator } from '../seed-validator.ts';
 import {
   STRIPE_API_VERSION,
   StripeApi,
@@ -118,13 +119,7 @@ const seedSchema = Joi.object<StripeSeed>({
   }),
 });
 
-function validateStripeSeed(seed: unknown): StripeSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'stripe seed');
-  const { error, value } = seedSchema.validate(seed);
-  if (error) throw new TwinInputError(400, `stripe seed: ${error.message}`);
-  return value;
-}
+const validateStripeSeed = seedValidator('stripe', seedSchema);
 
 /** `Stripe-Signature: t=...,v1=...` exactly as stripe.webhooks.constructEvent verifies it. */
 export const stripeSigner: WebhookSigner = ({ body, secret }) => {

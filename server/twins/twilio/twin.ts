@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
-import { startEngine, type Engine } from '../engine/emulate.ts';
+import { type Authorization, type RequestHead } from '../driver.ts';
+import { type Engine } from '../engine/emulate.ts';
 import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import { engineTwinFactory } from '../engine/factory.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { presentedToken, secretEquals } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { describeTwilioChange } from './changes.ts';
 import { summarizeTwilio } from './summary.ts';
 import { twilioPresets } from './presets.ts';
@@ -46,13 +47,7 @@ const schema = Joi.object<TwilioSeed>({
   ),
 });
 
-function validateTwilioSeed(seed: unknown): TwilioSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'twilio seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `twilio seed: ${error.message}`);
-  return value;
-}
+const validateTwilioSeed = seedValidator('twilio', schema);
 
 /** Twilio's REST error body (https://www.twilio.com/docs/usage/twilios-response#response-formats-exceptions). */
 const twilioError = (status: number, code: number, message: string, headers?: Record<string, string>) =>
@@ -157,12 +152,17 @@ class TwilioTwin extends EngineTwin {
     this.dropEngineKey();
   }
 
+  override restore(saved: EngineTwinSaved): void {
+    super.restore(saved);
+    this.dropEngineKey();
+  }
+
   async applySeed(raw: unknown): Promise<void> {
     this.engine.seedFromConfig({ account: { sid: ACCOUNT_SID }, ...(raw as TwilioSeed) });
   }
 }
 
-export const twilioTwin: TwinFactory = {
+export const twilioTwin = engineTwinFactory({
   name: 'twilio',
   description:
     'Twilio REST API (Messages, Calls, IncomingPhoneNumbers, Verify, Messaging and Conversations services) on the emulate engine',
@@ -179,27 +179,21 @@ export const twilioTwin: TwinFactory = {
   validateSeed: validateTwilioSeed,
   presets: twilioPresets,
   describeChange: describeTwilioChange,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateTwilioSeed(rawSeed);
-    const saved = rawSaved as EngineTwinSaved | undefined;
-    const credentials = saved?.credentials ?? {
-      TWILIO_ACCOUNT_SID: ACCOUNT_SID,
-      TWILIO_AUTH_TOKEN: hex(16),
-      TWILIO_API_KEY: `SK${hex(16)}`,
-      TWILIO_API_SECRET: randomBytes(24).toString('base64url'),
-    };
-    const engine = await startEngine('twilio', baseUrl, {
-      tokens: {},
-      twilio: {
-        // The engine's default account, with the instance's own Auth Token and API key.
-        account: { sid: ACCOUNT_SID, auth_token: credentials.TWILIO_AUTH_TOKEN },
-        api_keys: [{ sid: credentials.TWILIO_API_KEY, secret: credentials.TWILIO_API_SECRET }],
-        ...seed,
-      },
-    });
-    const twin = new TwilioTwin(engine, baseUrl, credentials);
-    if (saved) twin.restore(saved);
-    twin.dropEngineKey();
-    return twin;
-  },
-};
+  newCredentials: () => ({
+    TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN: hex(16),
+    TWILIO_API_KEY: `SK${hex(16)}`,
+    TWILIO_API_SECRET: randomBytes(24).toString('base64url'),
+  }),
+  engineSeed: (seed, credentials) => ({
+    tokens: {},
+    twilio: {
+      // The engine's default account, with the instance's own Auth Token and API key.
+      account: { sid: ACCOUNT_SID, auth_token: credentials.TWILIO_AUTH_TOKEN },
+      api_keys: [{ sid: credentials.TWILIO_API_KEY, secret: credentials.TWILIO_API_SECRET }],
+      ...seed,
+    },
+  }),
+  driver: (engine, baseUrl, credentials) => new TwilioTwin(engine, baseUrl, credentials),
+  fresh: (twin) => twin.dropEngineKey(),
+});

@@ -1,12 +1,13 @@
 import { createHmac } from 'node:crypto';
 import Joi from 'joi';
-import { TwinInputError, type Authorization, type RequestHead, type TwinFactory } from '../driver.ts';
-import { startEngine, type Engine } from '../engine/emulate.ts';
-import { EngineTwin, type EngineTwinSaved } from '../engine/engine-twin.ts';
+import { TwinInputError, type Authorization, type RequestHead } from '../driver.ts';
+import { type Engine } from '../engine/emulate.ts';
+import { EngineTwin } from '../engine/engine-twin.ts';
+import { engineTwinFactory } from '../engine/factory.ts';
 import { json } from '../http.ts';
-import { assertSafeKeys } from '../safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../secrets.ts';
 import type { WebhookSigner } from '../webhooks.ts';
+import { seedValidator } from '../seed-validator.ts';
 import { describeVercelChange } from './changes.ts';
 import { summarizeVercel } from './summary.ts';
 import { vercelPresets } from './presets.ts';
@@ -59,20 +60,17 @@ const schema = Joi.object<VercelSeed>({
   ),
 });
 
-function validateVercelSeed(seed: unknown): VercelSeed {
-  if (seed === undefined || seed === null) return {};
-  assertSafeKeys(seed, 'vercel seed');
-  const { error, value } = schema.validate(seed);
-  if (error) throw new TwinInputError(400, `vercel seed: ${error.message}`);
-  for (const p of value.projects ?? []) {
-    if (p.team && !(value.teams ?? []).some((t) => t.slug === p.team))
-      throw new TwinInputError(
-        400,
-        `vercel seed: project "${p.name}" names team "${p.team}", which the seed lacks`,
-      );
-  }
-  return value;
-}
+const validateVercelSeed = seedValidator('vercel', schema, {
+  check(value) {
+    for (const p of value.projects ?? []) {
+      if (p.team && !(value.teams ?? []).some((t) => t.slug === p.team))
+        throw new TwinInputError(
+          400,
+          `vercel seed: project "${p.name}" names team "${p.team}", which the seed lacks`,
+        );
+    }
+  },
+});
 
 /** Vercel's error body: `{ error: { code, message, ... } }` (https://vercel.com/docs/rest-api/errors). */
 const vercelError = (
@@ -316,7 +314,7 @@ function engineSeed(seed: VercelSeed, user?: VercelSeed['user']) {
   };
 }
 
-export const vercelTwin: TwinFactory = {
+export const vercelTwin = engineTwinFactory({
   name: 'vercel',
   description:
     'Vercel REST API (user, teams, projects, project env vars and domains, deployments) on the emulate engine',
@@ -325,18 +323,14 @@ export const vercelTwin: TwinFactory = {
   describeChange: describeVercelChange,
   validateSeed: validateVercelSeed,
   presets: vercelPresets,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateVercelSeed(rawSeed);
-    const saved = rawSaved as EngineTwinSaved | undefined;
-    const credentials = saved?.credentials ?? { VERCEL_TOKEN: randomToken('', 18) };
+  newCredentials: () => ({ VERCEL_TOKEN: randomToken('', 18) }),
+  // The token maps to the seeded user; the engine's own demo tokens are not in the map.
+  engineSeed(seed, credentials) {
     const user = seed.user ?? DEFAULT_USER;
-    // The token maps to the seeded user; the engine's own demo tokens are not in the map.
-    const engine = await startEngine('vercel', baseUrl, {
+    return {
       tokens: { [credentials.VERCEL_TOKEN!]: { login: user.username, scopes: [] } },
       vercel: engineSeed(seed, user),
-    } as never);
-    const twin = new VercelTwin(engine, baseUrl, credentials);
-    if (saved) twin.restore(saved);
-    return twin;
+    };
   },
-};
+  driver: (engine, baseUrl, credentials) => new VercelTwin(engine, baseUrl, credentials),
+});

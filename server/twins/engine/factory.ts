@@ -1,0 +1,45 @@
+/**
+ * The factory of a twin whose state is the engine's store plus a record of credentials (EngineTwinSaved):
+ * every such twin starts the same way, so the steps live here once and each twin's folder gives only what
+ * is its own (its credentials, the engine's start seed, its driver, what a new instance adds).
+ */
+import type { SeedConfig } from 'emulate';
+import type { TwinFactory } from '../driver.ts';
+import { startEngine, type Engine, type EngineService } from './emulate.ts';
+import type { EngineTwin, EngineTwinSaved } from './engine-twin.ts';
+
+export interface EngineTwinSpec<Seed, Twin extends EngineTwin> extends Omit<
+  TwinFactory,
+  'name' | 'validateSeed' | 'create'
+> {
+  /** The twin's name, which is also the engine service it runs on. */
+  name: EngineService;
+  validateSeed(seed: unknown): Seed;
+  /** A new instance's credentials (env var values and more): persisted, kept by reset and restore. */
+  newCredentials(baseUrl: string): Record<string, string>;
+  /** The engine's start seed (its token map and the service's config), which its reset re-applies. */
+  engineSeed(seed: Seed, credentials: Record<string, string>): unknown;
+  /** The twin's driver on the started engine, with any routes of its own added. */
+  driver(engine: Engine, baseUrl: string, credentials: Record<string, string>, seed: Seed): Twin;
+  /** What a new instance does once started (one restored from its snapshot has it already). */
+  fresh?(twin: Twin, seed: Seed): void;
+}
+
+export function engineTwinFactory<Seed, Twin extends EngineTwin>(
+  spec: EngineTwinSpec<Seed, Twin>,
+): TwinFactory {
+  const { newCredentials, engineSeed, driver, fresh, ...descriptor } = spec;
+  return {
+    ...descriptor,
+    async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+      const seed = spec.validateSeed(rawSeed);
+      const saved = rawSaved as EngineTwinSaved | undefined;
+      const credentials = saved?.credentials ?? newCredentials(baseUrl);
+      const engine = await startEngine(spec.name, baseUrl, engineSeed(seed, credentials) as SeedConfig);
+      const twin = driver(engine, baseUrl, credentials, seed);
+      if (saved) twin.restore(saved);
+      else fresh?.(twin, seed);
+      return twin;
+    },
+  };
+}
