@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Engine, EngineRecord, EngineTokenUser } from '../engine/emulate.ts';
+import { findFolded } from '../engine/folded-index.ts';
 import { secretEquals } from '../secrets.ts';
 
 const REPO_PATH = /^\/repos\/([^/]+)\/([^/]+)(?:\/|$)/;
@@ -35,15 +36,17 @@ function tokensOf(engine: Engine): Map<string, { repo: string; expiresAt: number
 function findRepo(engine: Engine, owner: string, name: string): EngineRecord | undefined {
   let fullName: string;
   try {
-    fullName = `${decodeURIComponent(owner)}/${decodeURIComponent(name)}`.toLowerCase();
+    fullName = `${decodeURIComponent(owner)}/${decodeURIComponent(name)}`;
   } catch {
     // A malformed escape (`%zz`) names no repository; the engine answers such paths itself (404).
     return undefined;
   }
-  return engine.store
-    .collection('github.repos', ['owner_id', 'full_name'])
-    .all()
-    .find((r) => String(r.full_name).toLowerCase() === fullName);
+  // Every repository-path request comes through here: an index, not a scan of every repository.
+  return findFolded(
+    engine.store.collection('github.repos', ['owner_id', 'full_name']),
+    'full_name',
+    fullName,
+  );
 }
 
 /** The engine's own rule (owner, org member, collaborator, or an installation covering it), for private repos. */
