@@ -48,8 +48,12 @@ export async function deploySandbox(
   return settle(tb, user, body.sandbox_id, timeoutMs);
 }
 
-/** Polls the sandbox until its status is not queued/building (or `timeoutMs` passes). */
-export async function settle(tb: TestTwinbox, user: TestUser, id: string, timeoutMs = 60_000): Promise<any> {
+/**
+ * Polls the sandbox until its status is not queued/building (or `timeoutMs` passes). The default is
+ * generous: several deploys of one test queue behind TWINBOX_DEPLOY_CONCURRENCY, and at a load average
+ * of 19 five failing deploys took more than a minute to settle. It bounds a hang, it measures nothing.
+ */
+export async function settle(tb: TestTwinbox, user: TestUser, id: string, timeoutMs = 180_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const { body } = await call(tb, { url: `/sandboxes/${id}`, token: user.key });
