@@ -1,4 +1,4 @@
-import type { Store } from '../server/store/store.ts';
+import { UniqueViolationError, type Store } from '../server/store/store.ts';
 import type { AccountRecord, GitHubInstallationRecord } from '../server/store/records.ts';
 import type { AppDeps } from './deps.ts';
 
@@ -29,15 +29,20 @@ export async function recordInstallation(store: Store, installation: Installatio
     created_at: now,
     updated_at: now,
   };
-  const existing = await store.githubInstallations.get(record.id);
-  if (existing) {
-    await store.githubInstallations.update(record.id, (current) => ({
-      ...record,
-      created_at: current.created_at,
-    }));
-  } else {
-    await store.githubInstallations.insert(record);
+  if (!(await store.githubInstallations.get(record.id))) {
+    try {
+      await store.githubInstallations.insert(record);
+      return;
+    } catch (error) {
+      // Recorded meanwhile by another delivery (in this process or another): refreshed below instead,
+      // rather than failing this delivery.
+      if (!(error instanceof UniqueViolationError)) throw error;
+    }
   }
+  await store.githubInstallations.update(record.id, (current) => ({
+    ...record,
+    created_at: current.created_at,
+  }));
 }
 
 export async function forgetInstallation(store: Store, id: number): Promise<void> {

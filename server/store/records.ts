@@ -188,6 +188,11 @@ export interface GitHubPullRecord {
   /** The last deployment status posted for `deployment_id`. */
   deployment_state: string | null;
   comment_id: number | null;
+  /**
+   * A process writing the first comment (app/comment-upkeep.ts): others wait for it until `until`
+   * rather than write a second one. Absent on records from before.
+   */
+  comment_claim?: { by: string; until: string } | null;
   /** The body last written, so an unchanged comment is not written again. */
   comment_body: string | null;
   /** Head commit a writer approved with `/twinbox deploy` (forks). */
