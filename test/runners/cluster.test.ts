@@ -6,9 +6,10 @@
  * documented failure. test/e2e/multi-host.test.ts runs the same as separate processes and hosts.
  */
 import t from 'tap';
-import { call, createUser, startTestTwinbox, tempDir, type TestTwinbox } from '../helpers/twinbox.ts';
-import { exampleFiles, githubToDeployFrom, settle, until } from '../helpers/deploy.ts';
+import { call, createUser, startTestTwinbox } from '../helpers/twinbox.ts';
+import { settle, until } from '../helpers/deploy.ts';
 import { freshSchema, postgresSkip } from '../helpers/postgres.ts';
+import { apiAndRunner } from './pair.ts';
 import { lostRunnerError, RunnerRegistry } from '../../server/runners/index.ts';
 import { RunnerWatchdog } from '../../server/runners/watchdog.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -30,29 +31,7 @@ t.test('TWINBOX_ROLE api and runner need PostgreSQL and the admin token', async 
 });
 
 t.test('API and runners on one database', { skip: await postgresSkip() }, async (t) => {
-  const gh = await githubToDeployFrom(t);
-  await gh.createRepo({ owner: 'octocat', name: 'shop', files: await exampleFiles('zero-dep') });
-  const { url } = await freshSchema();
-  const common = {
-    TWINBOX_DATABASE_URL: url,
-    TWINBOX_ADMIN_TOKEN: ADMIN_TOKEN,
-    GITHUB_API_URL: gh.baseUrl,
-    GITHUB_TOKEN: gh.token,
-    GITHUB_OAUTH_URL: gh.baseUrl,
-    TWINBOX_HEALTH_TIMEOUT_MS: '60000',
-    TWINBOX_RUNNER_STALE_SECONDS: '3600',
-  };
-  const start = async (env: Record<string, string>): Promise<TestTwinbox> => {
-    const tb = await startTestTwinbox(t, { ...common, ...env }, { dataDir: await tempDir(t) });
-    await tb.server.start();
-    return tb;
-  };
-  const api = await start({ TWINBOX_ROLE: 'api' });
-  const runner = await start({
-    TWINBOX_ROLE: 'runner',
-    TWINBOX_DEPLOY_ENGINE: 'local',
-    TWINBOX_RUNNER_ID: 'runner-a',
-  });
+  const { api, runner } = await apiAndRunner(t, { adminToken: ADMIN_TOKEN, runnerId: 'runner-a' });
   t.equal(api.engine, undefined, 'an API process runs no sandbox');
   const user = await createUser(api);
 

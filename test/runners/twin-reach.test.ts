@@ -5,9 +5,10 @@
  * route (server/runners/twins.ts), which wants the admin token and passes calls on to the twin.
  */
 import t from 'tap';
-import { call, createUser, startTestTwinbox, tempDir, type TestTwinbox } from '../helpers/twinbox.ts';
-import { exampleFiles, githubToDeployFrom, settle, until } from '../helpers/deploy.ts';
-import { freshSchema, postgresSkip } from '../helpers/postgres.ts';
+import { call, createUser } from '../helpers/twinbox.ts';
+import { settle, until } from '../helpers/deploy.ts';
+import { postgresSkip } from '../helpers/postgres.ts';
+import { apiAndRunner } from './pair.ts';
 import { sessionOf } from '../web/helpers.ts';
 
 const ADMIN_TOKEN = 'twin-reach-test-admin-token-0123456789abcdef';
@@ -18,29 +19,7 @@ t.test(
     skip: await postgresSkip(),
   },
   async (t) => {
-    const gh = await githubToDeployFrom(t);
-    await gh.createRepo({ owner: 'octocat', name: 'shop', files: await exampleFiles('zero-dep') });
-    const { url } = await freshSchema();
-    const common = {
-      TWINBOX_DATABASE_URL: url,
-      TWINBOX_ADMIN_TOKEN: ADMIN_TOKEN,
-      GITHUB_API_URL: gh.baseUrl,
-      GITHUB_TOKEN: gh.token,
-      GITHUB_OAUTH_URL: gh.baseUrl,
-      TWINBOX_HEALTH_TIMEOUT_MS: '60000',
-      TWINBOX_RUNNER_STALE_SECONDS: '3600',
-    };
-    const start = async (env: Record<string, string>): Promise<TestTwinbox> => {
-      const tb = await startTestTwinbox(t, { ...common, ...env }, { dataDir: await tempDir(t) });
-      await tb.server.start();
-      return tb;
-    };
-    const api = await start({ TWINBOX_ROLE: 'api' });
-    const runner = await start({
-      TWINBOX_ROLE: 'runner',
-      TWINBOX_DEPLOY_ENGINE: 'local',
-      TWINBOX_RUNNER_ID: 'runner-twins',
-    });
+    const { api, runner } = await apiAndRunner(t, { adminToken: ADMIN_TOKEN, runnerId: 'runner-twins' });
     t.equal(api.engine, undefined, 'the API process has no pod of any sandbox');
     const owner = await createUser(api);
     const stranger = await createUser(api);
