@@ -5,13 +5,13 @@
  * each, run at the same time). Each Twinbox is server/main.ts with TWINBOX_ROLE=api, its own process.
  * Rounds alternate one and two processes so drift of the machine's load hits both alike.
  *
- * Each API process is a host of its own with `--cpus` cores (default 0.5): a cgroup of its own with a
+ * Each API process is a host of its own with `--cpus` cores (default 0.25): a cgroup of its own with a
  * hard CPU quota (server/deploy/cgroups.ts, v1 or v2), as a VM or container of that size would be. On a
  * 2-core machine this is what makes the figure one of scaling: unbounded, one Node process already
  * takes a core and a second one can only take CPU from PostgreSQL and the load generator, which share
  * the rest. `--cpus 0` runs them unbounded.
  *
- *   npx tsx bench/processes/run.ts [--duration 10] [--connections 20] [--rounds 2] [--cpus 0.5]
+ *   npx tsx bench/processes/run.ts [--duration 10] [--connections 20] [--rounds 6] [--cpus 0.25]
  */
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -29,8 +29,8 @@ const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '20' },
-    rounds: { type: 'string', default: '2' },
-    cpus: { type: 'string', default: '0.5' },
+    rounds: { type: 'string', default: '6' },
+    cpus: { type: 'string', default: '0.25' },
   },
 });
 const duration = Number(values.duration);
