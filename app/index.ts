@@ -93,13 +93,17 @@ export class GitHubApp {
   }
 
   /**
-   * A token of installation `id`, for the deploy engine's source fetch (server/deploy/source-credentials.ts).
-   * Probot mints it with the App's key and reuses it for less than its hour; it is never stored.
+   * A token of installation `id`, for the deploy engine's source fetch (server/deploy/source-credentials.ts),
+   * minted with the App's JWT at the configured API URL; it is never stored. Asked of the App's own
+   * client: `octokit.auth({ type: 'installation' })` on a process that had not used the installation
+   * yet minted it at api.github.com whatever GITHUB_API_URL said (a runner, in test/e2e/multi-host).
    */
   async installationToken(id: number): Promise<string> {
-    const octokit = await this.probot.auth(id);
-    const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
-    return token;
+    const app = await this.probot.auth();
+    const { data } = await app.request('POST /app/installations/{installation_id}/access_tokens', {
+      installation_id: id,
+    });
+    return data.token;
   }
 
   /** True when `signature` (X-Hub-Signature-256) is the HMAC of `body` under the webhook secret. */

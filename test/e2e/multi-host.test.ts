@@ -504,7 +504,8 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
         );
       },
       `PR ${pr.number}'s comment to say ready`,
-      120_000,
+      // Bounds a hang only: under a CI run's load the comment's edits queue behind other work.
+      300_000,
     );
   }
   // Redelivered after it was processed, to either process: acknowledged as a duplicate, not processed.
@@ -545,6 +546,10 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
   t.equal(await deliveryJob(forged.id), undefined, 'no job for it');
   t.same(await sandboxesOf(third.pr.html_url), [], 'no sandbox for its pull request');
   t.same(await appComments(third.pr.number), [], 'no comment on it');
+  // Every call of the App went to the configured GitHub: a runner minting the installation's token for
+  // its source fetch once went to api.github.com instead (and fell back to GITHUB_TOKEN).
+  for (const host of hosts)
+    t.notMatch(host.output, /api\.github\.com/, `${host.name}: no call to github.com`);
 
   // kill -9 of a runner: its sandboxes fail with the documented error once its heartbeat is stale,
   // and none is deployed again; the other runner's keep running and a new deploy goes there.
