@@ -32,15 +32,20 @@ export interface QueueSetup {
 export const silent = pino({ level: 'silent' });
 
 /** Resolves once `count()` reaches `n` (handlers of other processes count through the store). */
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
+/** Waits for `check`, for at most `ms`: shorter than the lease where the lease must not be what helped. */
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  ms = 60_000,
+): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end;) {
     if (await check()) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`timed out waiting for ${what}`);
 }
 
-function gate(): { promise: Promise<void>; open(): void } {
+export function gate(): { promise: Promise<void>; open(): void } {
   let open!: () => void;
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { promise, open };

@@ -6,7 +6,7 @@ import { bossSchemaFor, PostgresJobQueue, type PostgresJobQueueOptions } from '.
 import type { Job, JobData } from '../../server/jobs/queue.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { freshSchema, postgresSkip } from '../helpers/postgres.ts';
-import { jobQueueContract, silent, type Place } from './contract.ts';
+import { gate, jobQueueContract, silent, until, type Place } from './contract.ts';
 
 // Short leases, so a killed worker's job is handed out again within seconds.
 const LEASE_SECONDS = 2;
@@ -165,21 +165,6 @@ async function sql(t: Test, url: string) {
   await client.connect();
   t.teardown(() => client.end());
   return client;
-}
-
-/** Waits for `check`, for at most `ms`: shorter than the lease where the lease must not be what helped. */
-async function until(what: string, check: () => boolean | Promise<boolean>, ms: number): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end;) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-function gate(): { promise: Promise<void>; open(): void } {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
 }
 
 /** test/jobs/worker.ts in a child process under `identity`: it starts the jobs of `queue`, never ends them. */
