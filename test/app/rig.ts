@@ -10,6 +10,25 @@ export const APP_ID = 4242;
 export const INSTALLATION_ID = 77;
 export const WEBHOOK_SECRET = 'twinbox-app-webhook-secret-0123456789';
 
+/** The Twinbox GitHub App as the GitHub twin's seed registers it: its permissions and events, installed on octocat. */
+export function twinboxAppSeed(privateKey: string) {
+  return {
+    app_id: APP_ID,
+    slug: 'twinbox',
+    name: 'Twinbox',
+    private_key: privateKey,
+    permissions: {
+      contents: 'read',
+      issues: 'write',
+      pull_requests: 'write',
+      deployments: 'write',
+      metadata: 'read',
+    },
+    events: ['pull_request', 'issue_comment', 'installation'],
+    installations: [{ installation_id: INSTALLATION_ID, account: 'octocat', repository_selection: 'all' }],
+  };
+}
+
 /** A GitHub twin with the Twinbox GitHub App installed on `octocat`, plus a writer, a reader and a forker. */
 export async function githubWithApp(t: Test): Promise<{ gh: StandaloneGitHubTwin; privateKey: string }> {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -24,25 +43,7 @@ export async function githubWithApp(t: Test): Promise<{ gh: StandaloneGitHubTwin
           redirect_uris: ['http://127.0.0.1/callback'],
         },
       ],
-      apps: [
-        {
-          app_id: APP_ID,
-          slug: 'twinbox',
-          name: 'Twinbox',
-          private_key: pem,
-          permissions: {
-            contents: 'read',
-            issues: 'write',
-            pull_requests: 'write',
-            deployments: 'write',
-            metadata: 'read',
-          },
-          events: ['pull_request', 'issue_comment', 'installation'],
-          installations: [
-            { installation_id: INSTALLATION_ID, account: 'octocat', repository_selection: 'all' },
-          ],
-        },
-      ],
+      apps: [twinboxAppSeed(pem)],
     },
   });
   t.teardown(() => gh.close());

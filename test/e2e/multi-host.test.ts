@@ -37,7 +37,7 @@ import { openPostgresStore } from '../../server/store/postgres/store.ts';
 import { bossSchemaFor } from '../../server/jobs/postgres.ts';
 import { QUEUES } from '../../server/jobs/queue.ts';
 import { MARKER } from '../../app/comment.ts';
-import { APP_ID, INSTALLATION_ID, WEBHOOK_SECRET } from '../app/rig.ts';
+import { APP_ID, INSTALLATION_ID, twinboxAppSeed, WEBHOOK_SECRET } from '../app/rig.ts';
 
 const run = promisify(execFile);
 const ip = (...args: string[]) => run('ip', args);
@@ -206,32 +206,14 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
   pgUrl.hostname = `${subnet}.1`;
   pgUrl.port = String(pgPort);
   // The GitHub twin listens on the bridge address itself: the tarball URLs it hands out name it.
-  // The Twinbox GitHub App is registered on it and installed on octocat, as test/app/rig.ts does.
+  // The Twinbox GitHub App is registered on it and installed on octocat (test/app/rig.ts).
   const appKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
     .privateKey.export({ type: 'pkcs1', format: 'pem' })
     .toString();
   const gh = await startGitHubTwin({
     seed: {
       users: [{ login: 'octocat' }],
-      apps: [
-        {
-          app_id: APP_ID,
-          slug: 'twinbox',
-          name: 'Twinbox',
-          private_key: appKey,
-          permissions: {
-            contents: 'read',
-            issues: 'write',
-            pull_requests: 'write',
-            deployments: 'write',
-            metadata: 'read',
-          },
-          events: ['pull_request', 'issue_comment', 'installation'],
-          installations: [
-            { installation_id: INSTALLATION_ID, account: 'octocat', repository_selection: 'all' },
-          ],
-        },
-      ],
+      apps: [twinboxAppSeed(appKey)],
     },
     publicHost: `${subnet}.1`,
   });
