@@ -79,7 +79,9 @@ export async function createDeployEngine(deps: {
       tmpBytes: config.sandboxTmpMb * 1024 * 1024,
     },
     // Cgroups are grouped per data directory, so starting one Twinbox never sweeps another's sandboxes.
-    { instance },
+    // No sandbox command sees the data directory beyond its own paths in it (its secrets, the store),
+    // wherever it lies: inside the checkout a pod reads, under /usr, under /tmp.
+    { instance, hidden: [...new Set([config.dataDir, realpathSync(config.dataDir)])] },
   );
   const tools = helpers();
   const namespaces =

@@ -171,6 +171,52 @@ function systemBinds(): string[] {
   return args;
 }
 
+/** One mount of a command's own view: bwrap arguments, and the path inside they mount over. */
+interface Mount {
+  at: string;
+  args: string[];
+  /** A hidden path's mask: mounted before the command's paths at the same depth, read-only at the end. */
+  mask?: boolean;
+}
+
+function depth(path: string): number {
+  return path.split('/').filter(Boolean).length;
+}
+
+/**
+ * The mounts of a command's own paths, in an order where no mount covers a later one: bwrap mounts in
+ * argument order, so a path bound after one of its ancestors stays visible, and one bound before it is
+ * hidden. Outer paths come first (the checkout a pod reads, then a hidden data directory inside it, then
+ * the pod's own directory inside that); at one depth, masks come first.
+ */
+function ownMounts(limits: SandboxLimits, spec: ExecSpec, hidden: readonly string[]): string[] {
+  const mounts: Mount[] = [
+    // A private, size-capped /tmp; the workspace may itself live under /tmp, so it goes after.
+    { at: '/tmp', args: ['--size', String(limits.tmpBytes), '--tmpfs', '/tmp'] },
+    // Each hidden path is an empty tmpfs (made read-only below): what of it the command needs is bound
+    // back over it, nothing else of it is there.
+    ...hidden.map((path) => ({ at: path, args: ['--tmpfs', path], mask: true })),
+    { at: spec.cwd, args: ['--bind', spec.cwd, spec.cwd] },
+    ...(spec.readOnly ?? []).map((path) => ({ at: path, args: ['--ro-bind', path, path] })),
+    ...(spec.writable ?? []).map((path) => ({ at: path, args: ['--bind', path, path] })),
+  ];
+  const ordered = mounts
+    .map((mount, index) => ({ mount, index }))
+    .sort(
+      (a, b) =>
+        depth(a.mount.at) - depth(b.mount.at) ||
+        Number(Boolean(b.mount.mask)) - Number(Boolean(a.mount.mask)) ||
+        a.index - b.index,
+    )
+    .map(({ mount }) => mount);
+  const args = ordered.flatMap((mount) => mount.args);
+  // Files shown at other paths (/etc/resolv.conf) go over the system's.
+  for (const [inside, file] of Object.entries(spec.files ?? {})) args.push('--ro-bind', file, inside);
+  // Not recursive: the paths bound inside a mask stay as they were bound.
+  for (const path of hidden) args.push('--remount-ro', path);
+  return args;
+}
+
 function bubblewrapArgv(
   tools: Helpers,
   system: string[],
@@ -178,6 +224,7 @@ function bubblewrapArgv(
   disableNestedUserns: boolean,
   limits: SandboxLimits,
   spec: ExecSpec,
+  hidden: readonly string[],
 ): string[] {
   const args = [tools.bwrap!];
   // Unprivileged inside: uid 65534 in a user namespace, so root on the host is not root in the app, and
@@ -185,24 +232,7 @@ function bubblewrapArgv(
   // bwrap before 0.8 cannot forbid them, hence optional).
   if (userNamespace) args.push('--unshare-user', '--uid', '65534', '--gid', '65534');
   if (userNamespace && disableNestedUserns) args.push('--disable-userns');
-  args.push(
-    ...system,
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    // A private, size-capped /tmp; the workspace is bound after it, since it may itself live under /tmp.
-    '--size',
-    String(limits.tmpBytes),
-    '--tmpfs',
-    '/tmp',
-    '--bind',
-    spec.cwd,
-    spec.cwd,
-  );
-  for (const path of spec.readOnly ?? []) args.push('--ro-bind', path, path);
-  for (const path of spec.writable ?? []) args.push('--bind', path, path);
-  for (const [inside, file] of Object.entries(spec.files ?? {})) args.push('--ro-bind', file, inside);
+  args.push(...system, '--proc', '/proc', '--dev', '/dev', ...ownMounts(limits, spec, hidden));
   args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   // Every mode: without a user namespace bwrap would otherwise keep root's capabilities for the app.
   // bwrap also always sets no_new_privs, so setuid binaries inside gain nothing.
@@ -253,6 +283,13 @@ export interface IsolationOptions extends CgroupsOptions {
   cgroups?: Cgroups;
   /** With a user namespace: forbid the app further ones (bwrap --disable-userns, 0.8+). Default true. */
   disableNestedUserns?: boolean;
+  /**
+   * Absolute paths no command sees, except those of its own paths (workspace, pod directory, cache
+   * entries) that lie inside them: Twinbox's data directory, whose secrets (`encryption-key`,
+   * `dev-api-key`, the store) would otherwise be in view wherever a bound path contains it, such as
+   * the checkout a pod reads when the data directory is inside the checkout. Bubblewrap only.
+   */
+  hidden?: string[];
 }
 
 /** Each isolation's argv without the cgroup join, for probing a mode before any sandbox exists. */
@@ -272,11 +309,15 @@ export function createIsolation(
   const system = bubblewrap ? systemBinds() : [];
   const userNamespace = mode === 'bubblewrap-userns';
   const disableNested = opts.disableNestedUserns ?? true;
+  const hidden = [...new Set(opts.hidden ?? [])];
+  for (const path of hidden)
+    if (!path.startsWith('/') || path === '/')
+      throw new Error(`a hidden path must be absolute, not /: ${path}`);
   const inner = (spec: ExecSpec): string[] =>
     bubblewrap
       ? [
           ...rlimits(tools, spec),
-          ...bubblewrapArgv(tools, system, userNamespace, disableNested, limits, spec),
+          ...bubblewrapArgv(tools, system, userNamespace, disableNested, limits, spec, hidden),
         ]
       : processGroupArgv(tools, spec);
   const isolation: Isolation = {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { request, type Server } from 'node:http';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { EgressAttempt } from '../pod/egress-guard.ts';
@@ -19,6 +20,21 @@ import { PidFiles, spawnGroup, type GroupProcess } from './processes.ts';
 const POD_MAIN = fileURLToPath(new URL('../pod/main.ts', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX_LOADER = import.meta.resolve('tsx');
+
+/**
+ * What a pod reads: the checkout (its code and node_modules), and node_modules' real directory when the
+ * checkout links it from elsewhere (a symlink to a shared install), or the pod could not load a module.
+ */
+function podReadOnly(): string[] {
+  const paths = [REPO_ROOT];
+  try {
+    const modules = realpathSync(join(REPO_ROOT, 'node_modules'));
+    if (relative(REPO_ROOT, modules).startsWith('..')) paths.push(modules);
+  } catch {
+    // no node_modules in the checkout: the pod fails on start and says so
+  }
+  return paths;
+}
 
 export interface PodManagerOptions {
   dataDir: string;
@@ -164,7 +180,7 @@ export class PodManager {
       // Its own cgroup: an app that exhausts its sandbox's processes or memory leaves the twins standing.
       sandboxId: `pod-${pod.slot}`,
       cwd: pod.dir,
-      readOnly: [REPO_ROOT],
+      readOnly: podReadOnly(),
       netns: pod.netnsPath,
       memoryBytes: this.opts.memoryBytes,
     };
