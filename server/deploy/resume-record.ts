@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileDurably } from '../durable-write.ts';
 import type { RuntimeProfile } from './profile.ts';
 
 /**
@@ -30,19 +30,9 @@ export class ResumeRecords {
 
   async write(record: ResumeRecord): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const path = this.pathOf(record.sandbox_id);
-    // Write-then-rename: a crash mid-write never leaves a torn record that would fail the resume.
-    const tmp = `${path}.${randomUUID()}.tmp`;
-    const file = await open(tmp, 'wx', 0o600);
-    try {
-      await file.writeFile(JSON.stringify(record));
-    } finally {
-      await file.close();
-    }
-    await rename(tmp, path).catch(async (error: unknown) => {
-      await unlink(tmp).catch(() => {});
-      throw error;
-    });
+    // Atomic and fsynced: a crash never leaves a torn record that would fail the resume, and a record
+    // written before the sandbox went `ready` is there after a power cut too.
+    await writeFileDurably(this.pathOf(record.sandbox_id), JSON.stringify(record));
   }
 
   /** The record of `sandboxId`, or undefined when there is none (or it is not one this Twinbox reads). */

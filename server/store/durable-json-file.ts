@@ -1,8 +1,7 @@
-import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
-
-let tempCounter = 0;
+import { syncDirectory, writeFileDurably } from '../durable-write.ts';
 
 /**
  * A lowdb adapter whose write is atomic and durable: the data goes to a temporary file, is fsynced,
@@ -23,16 +22,7 @@ export class DurableJsonFile<T> implements Adapter<T> {
   }
 
   async write(data: T): Promise<void> {
-    const temp = `${this.path}.${process.pid}.${++tempCounter}.tmp`;
-    const file = await open(temp, 'w', 0o600);
-    try {
-      await file.writeFile(JSON.stringify(data));
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temp, this.path);
-    await syncDirectory(dirname(this.path));
+    await writeFileDurably(this.path, JSON.stringify(data));
   }
 
   async remove(): Promise<void> {
@@ -42,15 +32,5 @@ export class DurableJsonFile<T> implements Adapter<T> {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     await syncDirectory(dirname(this.path));
-  }
-}
-
-/** Makes a rename or unlink in `directory` durable. */
-export async function syncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
