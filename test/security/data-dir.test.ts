@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createIsolation } from '../../server/deploy/isolation.ts';
@@ -17,7 +17,7 @@ import {
 // a pod nor an app may see anything else of the data directory: its encryption key above all.
 const SECRET = 'the-data-dirs-encryption-key';
 
-async function checkoutWithDataDir(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function checkoutWithDataDir(t: Test) {
   const checkout = await scratch(t, 'twinbox-checkout-');
   await writeFile(join(checkout, 'package.json'), '{"name":"twinbox"}\n');
   const dataDir = join(checkout, '.twinbox');
