@@ -78,6 +78,7 @@ export interface Config {
   sandboxPids: number;
   sandboxCpus: number;
   sandboxTmpMb: number;
+  /** The workspace's cap: the size of its disk image (server/deploy/workspace.ts), on the data dir's disk. */
   sandboxDiskMb: number;
   /** The per-sandbox log file on disk is capped at this many bytes (older output is dropped). */
   appLogFileBytes: number;

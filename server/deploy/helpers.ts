@@ -23,6 +23,9 @@ const NAMES = [
   'mount',
   'umount',
   'ip',
+  'mkfs.ext4',
+  'losetup',
+  'mknod',
 ] as const;
 export type HelperName = (typeof NAMES)[number];
 

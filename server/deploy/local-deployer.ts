@@ -170,6 +170,7 @@ export class LocalDeployer implements Deployer {
       await removeWorkspace(ctx.workspace);
       const workspace = await createWorkspace(ctx.workspace, this.opts.diskBytes);
       if (!workspace.enforced) log.note(`workspace size is not capped here: ${workspace.reason}`);
+      else if (workspace.reason) log.note(`workspace: ${workspace.reason}`);
       if (sandbox.twin_names.length) {
         ctx.earlyTwins = this.startTwins(ctx, sandbox.twin_names);
         ctx.earlyTwins.catch(() => {});

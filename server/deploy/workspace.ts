@@ -1,18 +1,31 @@
 import { execFile } from 'node:child_process';
-import { readFileSync, realpathSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { chmod, mkdir, open, readdir, rm, rmdir } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { HELPER_ENV, helpers } from './helpers.ts';
 
 const run = promisify(execFile);
 
+/**
+ * `disk`: an ext4 image of the cap, loop-mounted (a write past it fails with ENOSPC; its files are disk,
+ * not the sandbox's memory). `tmpfs`: the cap is enforced too, but the files count as the writer's memory
+ * (where no loop device can be had). `directory`: nothing caps it (Twinbox is not root).
+ */
+export type WorkspaceKind = 'disk' | 'tmpfs' | 'directory';
+
 export interface Workspace {
   dir: string;
-  /** True when `dir` is a tmpfs of `bytes`: a write past it fails with ENOSPC. */
+  /** True when a write past `bytes` fails with ENOSPC (`disk` or `tmpfs`). */
   enforced: boolean;
-  /** Why the cap is not enforced, when it is not. */
+  kind: WorkspaceKind;
+  /** Why the workspace is not a capped disk image, when it is not. */
   reason?: string;
+}
+
+/** A step of making a disk workspace failed; `createWorkspace` falls back to a tmpfs and says why. */
+export class DiskWorkspaceError extends Error {
+  readonly kind = 'disk-workspace';
 }
 
 /** Mount points in this mount namespace (mountinfo escapes spaces and the like as octal). */
@@ -27,14 +40,23 @@ function mountPoints(): string[] {
     .split('\n')
     .map((line) => line.split(' ')[4])
     .filter((field): field is string => Boolean(field))
-    .map((field) => field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))));
+    .map(unescapeMountField);
 }
 
-function canonical(dir: string): string {
+function unescapeMountField(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+function canonical(path: string): string {
   try {
-    return realpathSync(dir);
+    return realpathSync(path);
   } catch {
-    return resolve(dir);
+    // Not there (yet, or any more): its parent may still be a symlink the kernel would resolve.
+    try {
+      return join(realpathSync(dirname(path)), basename(path));
+    } catch {
+      return resolve(path);
+    }
   }
 }
 
@@ -43,21 +65,48 @@ export function isMountPoint(dir: string): boolean {
 }
 
 /**
- * A fresh, empty workspace at `dir` (mode 0700) holding at most `bytes`: a tmpfs of that size (nosuid,
- * nodev; an inode per KiB, so empty files cannot exhaust the kernel either) where Twinbox may mount, that
- * is as root. Elsewhere a plain directory, with `enforced: false` and the reason. What the sandbox writes
- * there counts as its memory too (tmpfs pages are charged to the writer's memory cgroup), so the
- * sandbox's memory limit bounds it as well. Anything already at `dir` is removed first.
+ * The file-system image behind the disk workspace at `dir`: in a folder beside the workspaces' parent
+ * (`<dataDir>/workspaces.images/<name>.img` for `<dataDir>/workspaces/<name>`), not inside it, so a
+ * listing or sweep of the parent sees workspaces only and a kept workspace's image is never mistaken for
+ * a leftover.
+ */
+export function workspaceImageOf(dir: string): string {
+  const parent = resolve(dirname(dir));
+  return join(`${parent}.images`, `${basename(dir)}.img`);
+}
+
+/**
+ * A fresh, empty workspace at `dir` (mode 0700) holding at most `bytes`. As root: a sparse ext4 image of
+ * `bytes` (workspaceImageOf), loop-mounted at `dir` with nosuid,nodev: a write past the cap gets ENOSPC,
+ * and what is written is disk, not the sandbox's memory (its page cache is reclaimable). Where no loop
+ * device can be had, a tmpfs of `bytes` (the cap holds, but the files count as the writer's memory), with
+ * the reason. Not root: a plain directory, `enforced: false` and the reason. Anything already at `dir`
+ * (a workspace of any kind, its image) is removed first.
  */
 export async function createWorkspace(dir: string, bytes: number): Promise<Workspace> {
   await removeWorkspace(dir);
   await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
   await mkdir(dir, { mode: 0o700 });
-  const mount = helpers().mount;
-  if (!mount) return { dir, enforced: false, reason: '`mount` is not installed' };
+  const { mount } = helpers();
+  if (!mount) return { dir, enforced: false, kind: 'directory', reason: '`mount` is not installed' };
   if (process.getuid?.() !== 0)
-    return { dir, enforced: false, reason: 'Twinbox is not root, so it cannot mount a size-limited tmpfs' };
+    return {
+      dir,
+      enforced: false,
+      kind: 'directory',
+      reason: 'Twinbox is not root, so it cannot mount a size-capped file system',
+    };
+  let noDisk: string;
+  try {
+    await mountDiskImage(dir, bytes);
+    return { dir, enforced: true, kind: 'disk' };
+  } catch (error) {
+    noDisk = (error as Error).message;
+    await removeWorkspace(dir);
+    await mkdir(dir, { mode: 0o700 });
+  }
   const size = Math.max(4096, Math.floor(bytes));
+  // An inode per KiB, so empty files cannot exhaust the kernel either.
   const inodes = Math.max(4096, Math.floor(size / 1024));
   try {
     await run(
@@ -72,19 +121,168 @@ export async function createWorkspace(dir: string, bytes: number): Promise<Works
       ],
       { env: HELPER_ENV },
     );
-    return { dir, enforced: true };
+    return {
+      dir,
+      enforced: true,
+      kind: 'tmpfs',
+      reason: `a tmpfs, whose files count as the sandbox's memory, since no disk image could be mounted: ${noDisk}`,
+    };
   } catch (error) {
-    const stderr = ((error as { stderr?: string }).stderr ?? '').trim();
-    return { dir, enforced: false, reason: `mounting a tmpfs failed: ${stderr || (error as Error).message}` };
+    return {
+      dir,
+      enforced: false,
+      kind: 'directory',
+      reason: `no disk image (${noDisk}), and mounting a tmpfs failed: ${stderrOf(error)}`,
+    };
+  }
+}
+
+function stderrOf(error: unknown): string {
+  return ((error as { stderr?: string }).stderr ?? '').trim() || (error as Error).message;
+}
+
+/** Runs a helper; a failure becomes a DiskWorkspaceError naming the step. */
+async function diskStep(step: string, file: string | undefined, args: string[]): Promise<string> {
+  if (!file) throw new DiskWorkspaceError(`${step}: the program is not installed`);
+  try {
+    return (await run(file, args, { env: HELPER_ENV })).stdout.trim();
+  } catch (error) {
+    throw new DiskWorkspaceError(`${step} failed: ${stderrOf(error)}`);
   }
 }
 
 /**
- * Unmounts (lazily when something still holds it open) and removes a workspace. Stop the sandbox's
- * processes first (Isolation.release): a lazy unmount of a busy tmpfs frees its memory only once they exit.
+ * mkfs options, chosen for speed on a new sparse file (it reads as zeros, so there is nothing to zero or
+ * discard): no journal (a workspace does not outlive a reboot anyway, docs/deploy.md), no blocks reserved
+ * for root, no reserve for online growth, an inode per 8 KiB (node_modules is many small files).
+ */
+const MKFS_OPTIONS = [
+  '-q',
+  '-F',
+  '-m',
+  '0',
+  '-i',
+  '8192',
+  '-O',
+  '^has_journal,^resize_inode',
+  '-E',
+  'lazy_itable_init=1,lazy_journal_init=1,nodiscard',
+];
+
+async function mountDiskImage(dir: string, bytes: number): Promise<void> {
+  const h = helpers();
+  const image = workspaceImageOf(dir);
+  // Sparse: only what the sandbox writes takes space on the data dir's disk.
+  const file = await openImage(image);
+  try {
+    await file.truncate(Math.max(1024 * 1024, Math.floor(bytes)));
+  } finally {
+    await file.close();
+  }
+  await diskStep('mkfs.ext4', h['mkfs.ext4'], [...MKFS_OPTIONS, image]);
+  const device = await attachLoop(image);
+  try {
+    // noinit_itable: the unused inode tables of a sparse image already read as zeros, so the kernel's
+    // background zeroing would only write them out.
+    await diskStep('mount', h.mount, ['-t', 'ext4', '-o', 'nosuid,nodev,noatime,noinit_itable', device, dir]);
+  } finally {
+    // Detaching a mounted loop device marks it autoclear: the kernel detaches it at the unmount, so no
+    // crash after this point leaks it. Unmounted (the mount failed), it is detached now.
+    await diskStep('losetup -d', h.losetup, ['-d', device]).catch(() => {});
+  }
+  await chmod(dir, 0o700);
+  // mkfs's lost+found: the workspace starts empty (e2fsck, its only user, never runs on these).
+  await rmdir(join(dir, 'lost+found')).catch(() => {});
+}
+
+/** A new image file; its folder may vanish between mkdir and open (a removal rmdirs it once empty). */
+async function openImage(image: string) {
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(dirname(image), { recursive: true, mode: 0o700 });
+    try {
+      return await open(image, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw error;
+    }
+  }
+}
+
+/** One attach at a time in this process: two at once would both be told the same free device. */
+let attaching: Promise<unknown> = Promise.resolve();
+
+/**
+ * Attaches `image` to a free loop device (direct I/O: the data is cached once, in the workspace's file
+ * system, not again for the image) and returns its path. Where /dev is not a devtmpfs (a container with a
+ * fixed set of /dev/loopN), the kernel adds a device but no node appears: the node is made here.
+ */
+async function attachLoop(image: string): Promise<string> {
+  const attach = async (): Promise<string> => {
+    const losetup = helpers().losetup;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await ensureFreeLoopNode();
+        const device = await diskStep('losetup', losetup, ['--find', '--show', '--direct-io=on', image]);
+        if (!/^\/dev\/loop\d+$/.test(device)) throw new DiskWorkspaceError(`losetup printed ${device}`);
+        return device;
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw lastError;
+  };
+  const result = attaching.then(attach, attach);
+  attaching = result.catch(() => {});
+  return result;
+}
+
+/** `losetup -f` asks the kernel for a free device (adding one when none is free); its node must exist. */
+async function ensureFreeLoopNode(): Promise<void> {
+  const h = helpers();
+  const device = await diskStep('losetup -f', h.losetup, ['-f']);
+  const index = /^\/dev\/loop(\d+)$/.exec(device)?.[1];
+  if (!index) throw new DiskWorkspaceError(`losetup -f printed ${device}`);
+  if (existsSync(device)) return;
+  let numbers = `7:${index}`;
+  try {
+    numbers = readFileSync(`/sys/block/loop${index}/dev`, 'utf8').trim();
+  } catch {
+    // sysfs not mounted: the loop driver's major is 7
+  }
+  const [major, minor] = numbers.split(':');
+  await diskStep('mknod', h.mknod, ['-m', '0600', device, 'b', major!, minor!]);
+}
+
+/** Loop devices whose backing file is `image` (also once the file is deleted). */
+function loopDevicesOf(image: string): string[] {
+  const target = canonical(image);
+  let names: string[] = [];
+  try {
+    names = readdirSync('/sys/block').filter((name) => /^loop\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  for (const name of names) {
+    let backing = '';
+    try {
+      backing = readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').replace(/\n$/, '');
+    } catch {
+      continue; // not attached
+    }
+    if (backing === target || backing === `${target} (deleted)`) found.push(`/dev/${name}`);
+  }
+  return found;
+}
+
+/**
+ * Unmounts (lazily when something still holds it open) and removes a workspace of any kind (a disk
+ * image, a tmpfs of an older Twinbox, a plain directory), with its image and loop device. Stop the
+ * sandbox's processes first (Isolation.release): a lazy unmount frees the tmpfs's memory, or the loop
+ * device and the image's disk space, only once they exit.
  */
 export async function removeWorkspace(dir: string): Promise<void> {
-  const umount = helpers().umount;
+  const { umount, losetup } = helpers();
   // A workspace made twice without removal has two mounts stacked: take them all off.
   for (let i = 0; umount && i < 16 && isMountPoint(dir); i++) {
     try {
@@ -94,24 +292,29 @@ export async function removeWorkspace(dir: string): Promise<void> {
     }
   }
   if (isMountPoint(dir)) throw new Error(`could not unmount the workspace ${dir}`);
+  const image = workspaceImageOf(dir);
+  // Normally autoclear already detached it; a crash between attach and mount leaves one attached.
+  for (const device of loopDevicesOf(image))
+    if (losetup) await run(losetup, ['-d', device], { env: HELPER_ENV }).catch(() => {});
+  // The image before the directory: a crash in between leaves a directory, which a sweep finds.
+  await rm(image, { force: true });
+  await rmdir(dirname(image)).catch(() => {}); // only once empty
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
 /**
  * Removes the workspaces under `parentDir` a previous run left, except those named in `keep` (sandboxes
- * to resume); returns the names removed.
+ * to resume), with their images, also images whose workspace directory is gone; returns the names removed.
  */
 export async function sweepWorkspaces(
   parentDir: string,
   keep: ReadonlySet<string> = new Set(),
 ): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(parentDir);
-  } catch {
-    return [];
-  }
-  const orphans = names.filter((name) => !keep.has(name));
+  const names = await readdir(parentDir).catch(() => [] as string[]);
+  const images = (await readdir(`${resolve(parentDir)}.images`).catch(() => [] as string[]))
+    .filter((name) => name.endsWith('.img'))
+    .map((name) => name.slice(0, -'.img'.length));
+  const orphans = [...new Set([...names, ...images])].filter((name) => !keep.has(name));
   for (const name of orphans) await removeWorkspace(join(parentDir, name));
   return orphans;
 }
