@@ -8,7 +8,6 @@ export { InputError };
  * equal); they are repeated here because `node dist/index.js` outside a runner gets no defaults applied.
  */
 export const INPUT_DEFAULTS = {
-  'api-url': 'https://api.twinbox.dev',
   wait: 'true',
   'timeout-minutes': '15',
 } as const;
@@ -36,6 +35,14 @@ export function readInputs(getInput: (name: string) => string, context: RunConte
     getInput(name).trim() || (INPUT_DEFAULTS as Record<string, string>)[name] || '';
   const apiKey = input('api-key');
   if (!apiKey) throw new InputError('Input `api-key` is required: pass your Twinbox API key from a secret.');
+  // Twinbox is self-hosted: there is no hosted API to fall back on, so the workflow names its own.
+  const apiUrl = input('api-url');
+  if (!apiUrl)
+    throw new InputError(
+      'Input `api-url` is required: the base URL of your Twinbox, reachable from the runner (e.g. https://twinbox.example.com).',
+    );
+  if (!/^https?:\/\/[^\s/]/i.test(apiUrl))
+    throw new InputError(`Input \`api-url\` must be an http:// or https:// URL, not "${apiUrl}".`);
   const repo = input('repo') || context.repository || '';
   if (!repo)
     throw new InputError('Input `repo` is empty and GITHUB_REPOSITORY is not set: give `repo: owner/name`.');
@@ -54,7 +61,7 @@ export function readInputs(getInput: (name: string) => string, context: RunConte
 
   return {
     apiKey,
-    apiUrl: input('api-url'),
+    apiUrl,
     request,
     wait: parseBoolean('wait', input('wait')),
     timeoutMs: parsePositiveMinutes('Input `timeout-minutes`', input('timeout-minutes')) * 60_000,

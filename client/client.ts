@@ -17,7 +17,7 @@ export * from './types.ts';
 export { SandboxWaitError, TwinboxApiError } from './errors.ts';
 
 export interface TwinboxClientOptions {
-  /** e.g. `https://api.twinbox.dev`; a trailing slash is fine. */
+  /** e.g. `http://127.0.0.1:3000` (a local `npm start`); a trailing slash is fine. */
   baseUrl: string;
   /** An API key (`twinbox_sk_...`) or a session JWT; omitted only for the sign-in calls. */
   apiKey?: string;

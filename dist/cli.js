@@ -349,7 +349,7 @@ function exitCodeOf(error) {
 }
 
 // client/cli/config.ts
-var DEFAULT_API_URL = "https://api.twinbox.dev";
+var DEFAULT_API_URL = "http://127.0.0.1:3000";
 function configPath(env = process.env) {
   const base = env.XDG_CONFIG_HOME?.trim() || join(env.HOME?.trim() || homedir(), ".config");
   return join(base, "twinbox", "config.json");
@@ -1004,7 +1004,7 @@ function onlyId(args, command) {
 // client/cli/commands.ts
 var COMMON_OPTIONS = `Options for every command:
   --json                Machine-readable output on stdout
-  --api-url <url>       Twinbox API (else TWINBOX_API_URL, the saved config, https://api.twinbox.dev)
+  --api-url <url>       Twinbox API (else TWINBOX_API_URL, the saved config, http://127.0.0.1:3000)
   --help, -h            Help (twinbox <command> --help, or twinbox help <command>)`;
 var COMMANDS = {
   login: {

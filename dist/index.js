@@ -24840,7 +24840,6 @@ function parsePositiveMinutes(label, value) {
 
 // action/inputs.ts
 var INPUT_DEFAULTS = {
-  "api-url": "https://api.twinbox.dev",
   wait: "true",
   "timeout-minutes": "15"
 };
@@ -24848,6 +24847,13 @@ function readInputs(getInput2, context3) {
   const input = (name) => getInput2(name).trim() || INPUT_DEFAULTS[name] || "";
   const apiKey = input("api-key");
   if (!apiKey) throw new InputError("Input `api-key` is required: pass your Twinbox API key from a secret.");
+  const apiUrl = input("api-url");
+  if (!apiUrl)
+    throw new InputError(
+      "Input `api-url` is required: the base URL of your Twinbox, reachable from the runner (e.g. https://twinbox.example.com)."
+    );
+  if (!/^https?:\/\/[^\s/]/i.test(apiUrl))
+    throw new InputError(`Input \`api-url\` must be an http:// or https:// URL, not "${apiUrl}".`);
   const repo = input("repo") || context3.repository || "";
   if (!repo)
     throw new InputError("Input `repo` is empty and GITHUB_REPOSITORY is not set: give `repo: owner/name`.");
@@ -24864,7 +24870,7 @@ function readInputs(getInput2, context3) {
   if (Object.keys(env).length) request2.env = env;
   return {
     apiKey,
-    apiUrl: input("api-url"),
+    apiUrl,
     request: request2,
     wait: parseBoolean("wait", input("wait")),
     timeoutMs: parsePositiveMinutes("Input `timeout-minutes`", input("timeout-minutes")) * 6e4

@@ -14,7 +14,7 @@ export interface Command {
 
 export const COMMON_OPTIONS = `Options for every command:
   --json                Machine-readable output on stdout
-  --api-url <url>       Twinbox API (else TWINBOX_API_URL, the saved config, https://api.twinbox.dev)
+  --api-url <url>       Twinbox API (else TWINBOX_API_URL, the saved config, http://127.0.0.1:3000)
   --help, -h            Help (twinbox <command> --help, or twinbox help <command>)`;
 
 export const COMMANDS: Record<string, Command> = {

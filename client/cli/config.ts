@@ -3,7 +3,11 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CliError, EXIT } from './exit-codes.ts';
 
-export const DEFAULT_API_URL = 'https://api.twinbox.dev';
+/**
+ * Twinbox is self-hosted: without --api-url, TWINBOX_API_URL or a saved login, the CLI talks to the
+ * Twinbox the README starts on this machine (`npm start`, port 3000).
+ */
+export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
 
 /** What `twinbox login` stores. */
 export interface StoredConfig {

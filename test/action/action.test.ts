@@ -139,6 +139,13 @@ t.test('input mistakes fail before any request, naming the input', async (t) => 
   t.notMatch(env.stdout, /SECRET_WITHOUT_EQUALS/, 'a bad line is not echoed: it may be a secret');
   const key = await runAction(t, { 'api-url': 'http://127.0.0.1:1' });
   t.match(key.stdout, /^::error::Input `api-key` is required/m);
+  // No hosted Twinbox exists to default to: a workflow without `api-url` is told to name its own.
+  const noUrl = await runAction(t, { 'api-key': 'twinbox_sk_x' });
+  t.equal(noUrl.code, 1);
+  t.match(noUrl.stdout, /^::error::Input `api-url` is required: the base URL of your Twinbox/m);
+  t.notMatch(noUrl.stdout + noUrl.stderr, /Could not reach|twinbox\.dev/, 'no request to any default host');
+  const badUrl = await runAction(t, { 'api-key': 'twinbox_sk_x', 'api-url': 'twinbox.example.com' });
+  t.match(badUrl.stdout, /^::error::Input `api-url` must be an http:\/\/ or https:\/\/ URL/m);
   const ttl = await runAction(t, { ...base, 'ttl-minutes': 'soon' });
   t.match(ttl.stdout, /^::error::Input `ttl-minutes` must be a whole number/m);
   const noRef = await runAction(t, base, { env: { GITHUB_REF_NAME: '' } });
@@ -157,4 +164,6 @@ t.test('action.yml: node20, dist/index.js, and the same defaults as the code', a
     t.equal(action.inputs[name].default, value, name);
   t.same(Object.keys(action.outputs).sort(), ['app-url', 'env-vars', 'sandbox-id', 'status', 'twins']);
   t.ok(action.inputs['api-key'].required);
+  t.equal(action.inputs['api-url'].required, true, 'api-url is required');
+  t.notOk('default' in action.inputs['api-url'], 'api-url has no default host');
 });
