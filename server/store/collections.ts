@@ -1,10 +1,10 @@
 import type { Collection, Store } from './store.ts';
 
 /** The Store's collections, by the name the rest of Twinbox uses (`store.apiKeys`). */
-export type CollectionKey = Exclude<keyof Store, 'close'>;
+export type CollectionKey = Exclude<keyof Store, 'close' | 'lock'>;
 /** The record type a collection holds. */
 export type RecordOf<K extends CollectionKey> = Store[K] extends Collection<infer T> ? T : never;
-/** Every collection of a Store, without `close`. */
+/** Every collection of a Store, without `close` and `lock`. */
 export type Collections = { [K in CollectionKey]: Store[K] };
 
 export interface CollectionSpec<T> {
@@ -43,6 +43,7 @@ export const COLLECTIONS: { readonly [K in CollectionKey]: CollectionSpec<Record
   sweepCursors: { table: 'sweep_cursors', unique: [], indexed: [] },
   jobs: { table: 'jobs', unique: [], indexed: ['state'] },
   runners: { table: 'runners', unique: [], indexed: [] },
+  appRequests: { table: 'app_requests', unique: [], indexed: ['sandbox_id', 'expires_hour'] },
 };
 
 export const COLLECTION_KEYS = Object.keys(COLLECTIONS) as CollectionKey[];

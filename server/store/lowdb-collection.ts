@@ -3,7 +3,13 @@ import { mkdir, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { DurableJsonFile } from './durable-json-file.ts';
-import { SAFE_RECORD_ID, UniqueViolationError, UnsafeIdError, type Collection } from './store.ts';
+import {
+  SAFE_RECORD_ID,
+  StoreClosedError,
+  UniqueViolationError,
+  UnsafeIdError,
+  type Collection,
+} from './store.ts';
 
 export interface CollectionOptions<T> {
   /** Fields whose values identify at most one record. */
@@ -25,6 +31,8 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   private readonly claimed = new Map<string, Set<unknown>>();
   /** Per-record chain of writes, so writes to one record land in the order they were made. */
   private readonly chains = new KeyedLock();
+  /** Set by the store's close(): every later call is refused. */
+  private closed = false;
 
   private constructor(
     readonly name: string,
@@ -73,26 +81,31 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   }
 
   async get(id: string): Promise<T | undefined> {
+    this.open();
     return this.records.get(id);
   }
 
   async findBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T[]> {
+    this.open();
     const ids = this.index(field).get(value);
     if (!ids) return [];
     return [...ids].map((id) => this.records.get(id)!);
   }
 
   async findOneBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T | undefined> {
+    this.open();
     const ids = this.index(field).get(value);
     if (!ids || ids.size === 0) return undefined;
     return this.records.get(ids.values().next().value!);
   }
 
   async count(): Promise<number> {
+    this.open();
     return this.records.size;
   }
 
   insert(record: T): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreClosedError(this.name));
     // Record ids become file names, so they are restricted to a safe alphabet.
     if (!SAFE_RECORD_ID.test(record.id)) return Promise.reject(new UnsafeIdError(this.name, record.id));
     if (this.records.has(record.id)) return Promise.reject(new UniqueViolationError(this.name, 'id'));
@@ -106,6 +119,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   }
 
   update(id: string, change: (current: T) => T): Promise<T | undefined> {
+    if (this.closed) return Promise.reject(new StoreClosedError(this.name));
     if (!SAFE_RECORD_ID.test(id)) return Promise.resolve(undefined);
     return this.chains.run(id, async () => {
       const current = this.records.get(id);
@@ -118,6 +132,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   }
 
   delete(id: string): Promise<boolean> {
+    if (this.closed) return Promise.reject(new StoreClosedError(this.name));
     if (!SAFE_RECORD_ID.test(id)) return Promise.resolve(false);
     return this.chains.run(id, async () => {
       const current = this.records.get(id);
@@ -156,9 +171,14 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
     }
   }
 
-  /** Resolves once every write already made has settled. */
-  async flush(): Promise<void> {
+  /** Refuses every call from now on, then resolves once every write already made has settled. */
+  async close(): Promise<void> {
+    this.closed = true;
     await this.chains.idle();
+  }
+
+  private open(): void {
+    if (this.closed) throw new StoreClosedError(this.name);
   }
 
   private remember(record: T): void {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import type { Store } from './store.ts';
+import { KeyedLock } from '../keyed-lock.ts';
+import { lockNameError, StoreClosedError, type Store } from './store.ts';
 import { openCollections } from './collections.ts';
 import { LowdbCollection } from './lowdb-collection.ts';
 
@@ -12,11 +13,19 @@ export async function openLowdbStore(dataDir: string): Promise<Store> {
     opened.push(collection);
     return collection;
   });
+  // One process per data directory (data-dir-lock.ts): a lock within it is a lock across processes.
+  const locks = new KeyedLock();
+  let closing: Promise<void> | undefined;
   return {
     ...collections,
-    // Writes are durable when they resolve; closing only waits for those still in flight.
-    close: async () => {
-      await Promise.all(opened.map((collection) => collection.flush()));
+    lock: <T>(name: string, task: () => Promise<T>): Promise<T> => {
+      const refused = lockNameError(name);
+      if (refused) return Promise.reject(refused);
+      if (closing) return Promise.reject(new StoreClosedError('lock'));
+      return locks.run(name, task);
     },
+    // Writes are durable when they resolve; closing refuses new calls and waits for those in flight.
+    close: () =>
+      (closing ??= Promise.all(opened.map((collection) => collection.close())).then(() => undefined)),
   };
 }

@@ -308,3 +308,39 @@ export interface SweepCursorRecord {
   id: string;
   swept_before: string;
 }
+
+/**
+ * One request a router forwarded into a sandbox, to its app or (sent from outside) to one of its twins:
+ * what the timeline shows as `app_request` and ties twin calls to (timeline/app-requests.ts).
+ */
+export interface ForwardedRequestRecord {
+  /** 1, 2, 3... per sandbox in the order requests ended, across restarts; 0 while in flight. */
+  seq: number;
+  request_id: string;
+  /** `app`, or the twin's name for a request sent to a twin through the router. */
+  target: string;
+  method: string;
+  path: string;
+  /** Names of the query parameters; their values are never kept (they may carry secrets). */
+  query_keys: string[];
+  started_at: number;
+  /** Undefined while in flight. */
+  ended_at?: number;
+  /** Undefined when no answer reached the client (it went away, or the backend never answered). */
+  status?: number;
+  /** The trace id of the W3C `traceparent` the client sent, so a traced app's twin calls can be tied. */
+  trace_id?: string;
+}
+
+/**
+ * A batch of a sandbox's forwarded requests, written together off the request path by the process whose
+ * router forwarded them (timeline/app-requests.ts), so any process's timeline shows them and they survive
+ * a restart. Consecutive seqs; swept once it expires (store/expiry.ts).
+ */
+export interface AppRequestBatchRecord extends ExpiringRecord {
+  /** `<sandbox_id>_<first_seq>`. */
+  sandbox_id: string;
+  first_seq: number;
+  last_seq: number;
+  requests: ForwardedRequestRecord[];
+}

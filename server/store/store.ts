@@ -16,6 +16,7 @@ import type {
   RevokedSessionRecord,
   ServerSecretRecord,
   SweepCursorRecord,
+  AppRequestBatchRecord,
 } from './records.ts';
 
 /**
@@ -72,6 +73,20 @@ export interface Store {
   serverSecrets: Collection<ServerSecretRecord>;
   /** How far the expiry sweep (store/expiry.ts) has gone, per collection. */
   sweepCursors: Collection<SweepCursorRecord>;
+  /** The app requests the routers forwarded, in batches (timeline/app-requests.ts); by `sandbox_id`. */
+  appRequests: Collection<AppRequestBatchRecord>;
+  /**
+   * Runs `task` holding the lock `name` (1 to 200 characters), exclusively across every process that
+   * shares this store, and in the order asked within one process; resolves or rejects as `task` does.
+   * The embedded store has one process (its data-dir lock), so an in-process lock is all it takes;
+   * PostgreSQL holds an advisory lock for the task's length (postgres/locks.ts). Not reentrant: a
+   * task that asks for the lock it holds waits forever.
+   */
+  lock<T>(name: string, task: () => Promise<T>): Promise<T>;
+  /**
+   * Waits for the writes in flight, then refuses every further call (reads, writes, locks) with
+   * StoreClosedError. A second call resolves as the first.
+   */
   close(): Promise<void>;
 }
 
@@ -96,4 +111,24 @@ export class UnsafeIdError extends Error {
     super(`${collection}: record id ${JSON.stringify(id)} is not 1-128 of A-Z a-z 0-9 _ -`);
     this.name = 'UnsafeIdError';
   }
+}
+
+/**
+ * A call on a store after its `close()`: refused by both stores alike, so a write that comes too late
+ * (a timer or event handler outliving shutdown) fails loudly rather than landing on a store another
+ * process may already own, or being lost with the pool.
+ */
+export class StoreClosedError extends Error {
+  readonly kind = 'store_closed';
+  constructor(readonly collection: string) {
+    super(`${collection}: the store is closed`);
+    this.name = 'StoreClosedError';
+  }
+}
+
+/** Why a store refuses `name` as a lock name (Store.lock), or undefined when it is one. */
+export function lockNameError(name: string): RangeError | undefined {
+  if (typeof name === 'string' && name.length >= 1 && name.length <= 200 && !name.includes('\u0000'))
+    return undefined;
+  return new RangeError('a store lock name is 1 to 200 characters, NUL excepted');
 }

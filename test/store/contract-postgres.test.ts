@@ -7,6 +7,7 @@ import { storeContract } from './contract.ts';
 const skip = await postgresSkip();
 t.test('the Store contract on PostgreSQL', { skip }, async (t) => {
   storeContract(t, {
+    shared: true,
     async fresh() {
       const { url } = await freshSchema();
       return { open: () => openPostgresStore({ url }), env: { TWINBOX_DATABASE_URL: url } };

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import type { Test } from 'tap';
 import { COLLECTION_KEYS, COLLECTIONS, type CollectionKey } from '../../server/store/collections.ts';
 import {
+  StoreClosedError,
   UniqueViolationError,
   UnsafeIdError,
   type Collection,
@@ -24,6 +25,11 @@ export interface StorePlace {
 export interface StoreHarness {
   /** A new, empty place for a store, removed when `t` ends. */
   fresh(t: Test): Promise<StorePlace>;
+  /**
+   * Several processes may open one place at once (PostgreSQL): the lock cases then also run across
+   * two stores opened on it. The embedded store is one process's (its data-dir lock).
+   */
+  shared?: boolean;
 }
 
 type Loose = { id: string } & Record<string, unknown>;
@@ -466,5 +472,108 @@ export function storeContract(t: Test, harness: StoreHarness): void {
     const reopened = await place.open();
     t.teardown(() => reopened.close());
     t.strictSame(await reopened.sandboxes.get('odd'), record, 'after a reopen');
+  });
+
+  t.test('a closed store refuses every call with StoreClosedError, on every collection', async (t) => {
+    const { store, place } = await opened(t);
+    for (const key of COLLECTION_KEYS) await collectionOf(store, key).insert({ id: 'before' });
+    await store.close();
+    await store.close();
+    let refused = 0;
+    for (const key of COLLECTION_KEYS) {
+      const collection = collectionOf(store, key);
+      const lookup = [...fieldsOf(key).indexed, ...fieldsOf(key).unique][0];
+      const calls: Array<[string, () => Promise<unknown>]> = [
+        ['insert', () => collection.insert({ id: 'after' })],
+        ['update', () => collection.update('before', (current) => ({ ...current, late: true }))],
+        ['delete', () => collection.delete('before')],
+        ['get', () => collection.get('before')],
+        ['findBy', () => collection.findBy(lookup!, 'before')],
+        ['count', () => collection.count()],
+      ];
+      for (const [name, call] of calls) {
+        if (name === 'findBy' && lookup === undefined) continue;
+        const error = await rejection(call());
+        t.type(error, StoreClosedError, `${key}.${name} after close`);
+        t.match(error, { kind: 'store_closed' });
+        refused++;
+      }
+    }
+    t.type(await rejection(store.lock('late', async () => 1)), StoreClosedError, 'lock after close');
+    t.ok(refused >= COLLECTION_KEYS.length * 5, `every collection refused (${refused} calls)`);
+    const reopened = await place.open();
+    t.teardown(() => reopened.close());
+    for (const key of COLLECTION_KEYS) {
+      const collection = collectionOf(reopened, key);
+      t.same(
+        await collection.get('before'),
+        { id: 'before' },
+        `${key}: the refused update left it as it was`,
+      );
+      t.equal(await collection.get('after'), undefined, `${key}: the refused insert wrote nothing`);
+    }
+  });
+
+  t.test('lock: one task of a name at a time, in order; other names at once; errors free it', async (t) => {
+    const { store, place } = await opened(t);
+    // Two processes when the place may be shared: the lock must hold across them.
+    let other = store;
+    if (harness.shared) {
+      other = await place.open();
+      t.teardown(() => other.close());
+    }
+    const codes = collectionOf(store, 'verificationCodes');
+    await codes.insert({ id: 'counter', n: 0, order: [] });
+    let inside = 0;
+    let most = 0;
+    // A read-then-write with a pause in between: without the lock the writes would overwrite each other.
+    const bump = (s: Store, i: number) =>
+      s.lock('counter', async () => {
+        inside++;
+        most = Math.max(most, inside);
+        const current = (await collectionOf(s, 'verificationCodes').get('counter'))!;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await collectionOf(s, 'verificationCodes').update('counter', () => ({
+          ...current,
+          n: (current.n as number) + 1,
+          order: [...(current.order as number[]), i],
+        }));
+        inside--;
+        return i;
+      });
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => bump(i % 2 ? other : store, i)));
+    t.same(
+      results,
+      Array.from({ length: 12 }, (_, i) => i),
+      'each task answers its own result',
+    );
+    const after = await codes.get('counter');
+    t.equal(after?.n, 12, 'no read-then-write was lost');
+    t.equal(most, 1, 'never two tasks of one name at once');
+    const order = after?.order as number[];
+    t.same(
+      order.filter((i) => i % 2 === 0),
+      [0, 2, 4, 6, 8, 10],
+      'in the order asked, within one store',
+    );
+
+    // Another name is not held up: `a` waits for `b` to have started, under a bound that only stops a hang.
+    let startedB!: () => void;
+    const bStarted = new Promise<void>((resolve) => (startedB = resolve));
+    const bound = (what: string) =>
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`${what} never came`)), 60_000).unref(),
+      );
+    const a = store.lock('a', () => Promise.race([bStarted.then(() => 'a'), bound('b')]));
+    const b = other.lock('b', async () => {
+      startedB();
+      return 'b';
+    });
+    t.same(await Promise.all([a, b]), ['a', 'b'], 'two names held at once');
+
+    const failure = new Error('the task failed');
+    t.equal(await rejection(store.lock('counter', () => Promise.reject(failure))), failure, 'its error');
+    t.equal(await other.lock('counter', async () => 'next'), 'next', 'a failed task frees the lock');
+    t.type(await rejection(store.lock('', async () => 1)), RangeError, 'an empty name is refused');
   });
 }

@@ -1,7 +1,13 @@
 import type { DatabaseError, Pool, PoolClient } from 'pg';
 import type { CollectionSpec } from '../collections.ts';
 import { encodeJson, escapeString } from './codec.ts';
-import { SAFE_RECORD_ID, UniqueViolationError, UnsafeIdError, type Collection } from '../store.ts';
+import {
+  SAFE_RECORD_ID,
+  StoreClosedError,
+  UniqueViolationError,
+  UnsafeIdError,
+  type Collection,
+} from '../store.ts';
 
 /** SQLSTATE of a unique index refusing a row. */
 const UNIQUE_VIOLATION = '23505';
@@ -21,6 +27,8 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
     private readonly pool: Pool,
     readonly name: string,
     spec: Pick<CollectionSpec<T>, 'unique' | 'indexed'>,
+    /** Closed by the store's close(): every later call is refused with StoreClosedError. */
+    private readonly gate: { closed: boolean } = { closed: false },
   ) {
     this.table = quoteIdent(name);
     this.lookup = new Set([...spec.unique, ...spec.indexed]);
@@ -29,12 +37,14 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   }
 
   async get(id: string): Promise<T | undefined> {
+    this.open();
     if (!SAFE_RECORD_ID.test(id)) return undefined;
     const { rows } = await this.pool.query<{ data: T }>(`SELECT data FROM ${this.table} WHERE id = $1`, [id]);
     return rows[0]?.data;
   }
 
   async findBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T[]> {
+    this.open();
     const { rows } = await this.pool.query<{ data: T }>(
       `SELECT data FROM ${this.table} WHERE ${this.matching(field, value)}`,
       this.matchParams(field, value),
@@ -43,6 +53,7 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   }
 
   async findOneBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T | undefined> {
+    this.open();
     const { rows } = await this.pool.query<{ data: T }>(
       `SELECT data FROM ${this.table} WHERE ${this.matching(field, value)} LIMIT 1`,
       this.matchParams(field, value),
@@ -51,11 +62,13 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   }
 
   async count(): Promise<number> {
+    this.open();
     const { rows } = await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.table}`);
     return rows[0]!.n;
   }
 
   async insert(record: T): Promise<T> {
+    this.open();
     if (!SAFE_RECORD_ID.test(record.id)) throw new UnsafeIdError(this.name, record.id);
     try {
       await this.pool.query(`INSERT INTO ${this.table} (id, data) VALUES ($1, $2::jsonb)`, [
@@ -74,6 +87,7 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
    * and its throwing rolls the transaction back.
    */
   async update(id: string, change: (current: T) => T): Promise<T | undefined> {
+    this.open();
     if (!SAFE_RECORD_ID.test(id)) return undefined;
     return this.transaction(async (client) => {
       const { rows } = await client.query<{ data: T }>(
@@ -90,6 +104,7 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   }
 
   async delete(id: string): Promise<boolean> {
+    this.open();
     if (!SAFE_RECORD_ID.test(id)) return false;
     const { rowCount } = await this.pool.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
     return (rowCount ?? 0) > 0;
@@ -111,6 +126,10 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   private matchParams(_field: string, value: unknown): unknown[] {
     if (value === undefined || value === null) return [];
     return [typeof value === 'string' ? escapeString(value) : JSON.stringify(value), encodeJson(value)];
+  }
+
+  private open(): void {
+    if (this.gate.closed) throw new StoreClosedError(this.name);
   }
 
   private async transaction<R>(work: (client: PoolClient) => Promise<R>): Promise<R> {

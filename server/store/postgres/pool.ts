@@ -15,12 +15,14 @@ export function openPool(options: {
   max: number;
   applicationName: string;
   onLost: (error: Error) => void;
+  /** How long a request waits for a connection (default 10 s); 0 waits as long as it takes. */
+  connectTimeoutMs?: number;
 }): pg.Pool {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max,
     application_name: options.applicationName,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === JSONB_OID

@@ -1,14 +1,17 @@
-import type { Store } from '../store.ts';
+import { lockNameError, StoreClosedError, type Store } from '../store.ts';
 import { openCollections } from '../collections.ts';
 import { PostgresCollection } from './collection.ts';
+import { AdvisoryLocks } from './locks.ts';
 import { migrate, verifySchema } from './migrate.ts';
 import { openPool } from './pool.ts';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`; `?options=-c search_path=<schema>` picks a schema. */
   url: string;
-  /** Connections this process keeps open at most. */
+  /** Connections this process keeps open at most for queries. */
   poolSize?: number;
+  /** Connections held by Store.lock tasks at most (default 10): tasks beyond wait for one. */
+  lockPoolSize?: number;
   /** What migrations report, and errors of idle connections (the pool replaces them). */
   log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
 }
@@ -64,14 +67,33 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     } finally {
       client.release();
     }
+    const gate = { closed: false };
     const collections = await openCollections(
-      async (_key, spec) => new PostgresCollection(pool, spec.table, spec),
+      async (_key, spec) => new PostgresCollection(pool, spec.table, spec, gate),
     );
+    const lockPool = openPool({
+      url: options.url,
+      max: options.lockPoolSize ?? 10,
+      applicationName: 'twinbox-locks',
+      // A task waiting for a lock connection waits for a lock anyway; a deadline would fail it.
+      connectTimeoutMs: 0,
+      onLost: (error) => log('warn', `PostgreSQL lock connection lost: ${error.message}`),
+    });
+    const locks = new AdvisoryLocks(lockPool);
     let closing: Promise<void> | undefined;
     return {
       ...collections,
-      // Every write has committed when it resolved; ending the pool waits for queries in flight.
-      close: () => (closing ??= pool.end()),
+      lock: <T>(name: string, task: () => Promise<T>): Promise<T> => {
+        const refused = lockNameError(name);
+        if (refused) return Promise.reject(refused);
+        if (gate.closed) return Promise.reject(new StoreClosedError('lock'));
+        return locks.run(name, task);
+      },
+      // Every write has committed when it resolved; ending the pools waits for queries in flight.
+      close: () => {
+        gate.closed = true;
+        return (closing ??= Promise.all([pool.end(), lockPool.end()]).then(() => undefined));
+      },
     };
   } catch (error) {
     await pool.end().catch(() => {});
