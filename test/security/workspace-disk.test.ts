@@ -1,14 +1,24 @@
 import t from 'tap';
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { helpers } from '../../server/deploy/helpers.ts';
 import { groupAlive } from '../../server/deploy/processes.ts';
-import { isMountPoint, workspaceImageOf } from '../../server/deploy/workspace.ts';
+import {
+  createWorkspace,
+  isMountPoint,
+  removeWorkspace,
+  sweepWorkspaces,
+  workspaceImageOf,
+} from '../../server/deploy/workspace.ts';
 import { missingPart } from '../helpers/ci.ts';
-import { call, createUser } from '../helpers/twinbox.ts';
+import { call, createUser, tempDir } from '../helpers/twinbox.ts';
 import { deploySandbox, deployingTwinbox, githubToDeployFrom, until } from '../helpers/deploy.ts';
 import { requireHost } from './isolation-fixtures.ts';
 
+const run = promisify(execFile);
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 
@@ -170,3 +180,64 @@ t.test(
     t.same(loopsOf(image), [], 'no loop device left on the image');
   },
 );
+
+t.test('workspaces of every kind are removed and swept, with their images and loop devices', async (t) => {
+  if (!requireHost(t, { root: true })) return;
+  const { losetup, mount } = helpers();
+  if (!losetup || !mount || !helpers()['mkfs.ext4'] || !existsSync('/dev/loop-control'))
+    return missingPart(t, 'no loop devices or e2fsprogs (losetup, mkfs.ext4, /dev/loop-control)');
+  const parent = join(await tempDir(t), 'workspaces');
+  const ws = (name: string) => join(parent, name);
+
+  const made = await createWorkspace(ws('a'), 16 * MiB);
+  t.same([made.kind, made.enforced, made.reason], ['disk', true, undefined], 'a disk image');
+  t.equal(statSync(ws('a')).mode & 0o777, 0o700, 'mode 0700');
+  t.same(readdirSync(ws('a')), [], 'empty (no lost+found)');
+  t.match(mountOptionsOf(ws('a')), /\bnosuid\b.*\bnodev\b|\bnodev\b.*\bnosuid\b/, 'nosuid,nodev');
+
+  // What an older Twinbox left: a tmpfs workspace, and a crash between attaching and mounting an image.
+  await mkdir(ws('old-tmpfs'), { recursive: true });
+  await run(mount, ['-t', 'tmpfs', '-o', 'size=1m', 'twinbox-workspace', ws('old-tmpfs')]);
+  await mkdir(ws('half'), { recursive: true });
+  await mkdir(dirname(workspaceImageOf(ws('half'))), { recursive: true });
+  await writeFile(workspaceImageOf(ws('half')), Buffer.alloc(MiB));
+  await run(losetup, ['--find', workspaceImageOf(ws('half'))]);
+  t.equal(loopsOf(workspaceImageOf(ws('half'))).length, 1, 'a loop device is attached to the half-made one');
+  // An image whose workspace directory is gone.
+  await writeFile(workspaceImageOf(ws('lost')), '');
+  await createWorkspace(ws('kept'), 16 * MiB);
+
+  t.same((await sweepWorkspaces(parent, new Set(['kept']))).sort(), ['a', 'half', 'lost', 'old-tmpfs']);
+  t.same(readdirSync(parent), ['kept'], 'the kept workspace alone is left');
+  t.same(readdirSync(dirname(workspaceImageOf(ws('kept')))), ['kept.img'], 'with its image');
+  for (const name of ['a', 'half', 'old-tmpfs']) t.notOk(isMountPoint(ws(name)), `${name} unmounted`);
+  t.same(loopsOf(workspaceImageOf(ws('half'))), [], 'the half-made one is detached');
+  t.same(loopsOf(workspaceImageOf(ws('a'))), [], 'the mounted one is detached at its unmount');
+
+  await removeWorkspace(ws('kept'));
+  t.notOk(existsSync(ws('kept')));
+  t.notOk(existsSync(dirname(workspaceImageOf(ws('kept')))), 'the images folder goes once empty');
+});
+
+t.test('a free loop device without a /dev node gets one', async (t) => {
+  if (!requireHost(t, { root: true })) return;
+  const { losetup } = helpers();
+  if (!losetup || !helpers()['mkfs.ext4'] || !existsSync('/dev/loop-control'))
+    return missingPart(t, 'no loop devices or e2fsprogs (losetup, mkfs.ext4, /dev/loop-control)');
+  // A container's /dev holds a fixed set of nodes: take away the node of the next free device.
+  const free = (await run(losetup, ['-f'])).stdout.trim();
+  t.match(free, /^\/dev\/loop\d+$/);
+  await rm(free, { force: true });
+  const dir = join(await tempDir(t), 'ws');
+  const made = await createWorkspace(dir, 16 * MiB);
+  t.teardown(() => removeWorkspace(dir));
+  t.equal(made.kind, 'disk', made.reason ?? 'a disk image');
+  t.ok(statSync(free).isBlockDevice(), `${free} was made`);
+});
+
+function mountOptionsOf(dir: string): string {
+  const line = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .find((l) => l.split(' ')[4] === dir);
+  return line?.split(' ')[5] ?? '';
+}
