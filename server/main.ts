@@ -28,15 +28,27 @@ try {
       sample: keyFile ? sampleCurl(baseUrl, keyFile) : undefined,
     }),
   );
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      twinbox.logger.info({ signal }, 'stopping');
-      twinbox.stop().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    });
-  }
+  // Ctrl-C of `npm start` sends SIGINT twice (the terminal's to the process group, then npm's relay):
+  // the stop runs once and a repeat only says it is under way. The handlers stay installed, so no
+  // signal during the stop ends the process before it has removed what it started.
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      twinbox.logger.info({ signal }, 'already stopping: removing what this Twinbox started');
+      return;
+    }
+    stopping = true;
+    twinbox.logger.info({ signal }, 'stopping');
+    twinbox.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        twinbox.logger.error({ err: error }, 'the stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 } catch (error) {
   if (
     error instanceof ConfigError ||

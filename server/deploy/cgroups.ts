@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 export type CgroupVersion = 'v2' | 'v1' | 'none';
 
@@ -169,6 +169,14 @@ export class Cgroups {
     }
   }
 
+  /**
+   * This instance's parent cgroup in each hierarchy (`<own cgroup>/twinbox/<instance>`): what the host
+   * registry records, so a later Twinbox can release them if this one dies (leftovers.ts).
+   */
+  get parents(): string[] {
+    return this.hierarchies.map((h) => h.parent);
+  }
+
   /** The sandbox's cgroup directory in each hierarchy (whether or not it exists). */
   dirs(sandboxId: string): string[] {
     assertCgroupName(sandboxId);
@@ -281,14 +289,18 @@ export class Cgroups {
     return [...ids];
   }
 
-  /** Sweeps, then removes this instance's parent cgroups (Twinbox shutdown, tests). */
+  /**
+   * Sweeps, then removes this instance's parent cgroups (Twinbox shutdown, tests): a stop leaves no
+   * `twinbox/<instance>` directory behind. The shared `twinbox/` directory stays: other instances make
+   * theirs in it at any moment, and an empty directory holds nothing.
+   */
   async close(): Promise<void> {
     await this.sweep();
     for (const h of this.hierarchies) {
       try {
         rmdirSync(h.parent);
       } catch {
-        // still in use by another Twinbox of this instance, or gone
+        // gone already, or a sandbox cgroup came back meanwhile (the next start's sweep takes it)
       }
     }
   }
@@ -336,6 +348,80 @@ export class Cgroups {
       }
     }
   }
+}
+
+/**
+ * Kills every process in the cgroups below `parent` and removes them, deepest first, then `parent` itself
+ * unless `keepParent`. For the `twinbox/<instance>` cgroups of a Twinbox that is gone, named by path (its
+ * entry in the host registry): they may sit under another cgroup than this process's own. Refuses any
+ * directory that is not `.../twinbox/<name>`, so a damaged record can never take a cgroup of someone else.
+ */
+export async function releaseCgroupTree(
+  parent: string,
+  opts: { keepParent?: boolean; timeoutMs?: number } = {},
+): Promise<{ cgroups: number; processes: number }> {
+  if (basename(dirname(parent)) !== 'twinbox' || !SAFE_NAME.test(basename(parent)))
+    throw new Error(`not a Twinbox instance cgroup: ${parent}`);
+  if (!existsSync(parent)) return { cgroups: 0, processes: 0 };
+  const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+  const killed = new Set<number>();
+  const dirs = subtree(parent);
+  if (!opts.keepParent) dirs.push(parent);
+  let removed = 0;
+  for (const dir of dirs) {
+    if (existsSync(join(dir, 'cgroup.kill'))) {
+      try {
+        writeFileSync(join(dir, 'cgroup.kill'), '1');
+      } catch {
+        // the loop below does it
+      }
+    }
+    for (;;) {
+      const pids = (read(join(dir, 'cgroup.procs')) ?? '').split('\n').filter((l) => /^\d+$/.test(l));
+      if (!pids.length) break;
+      if (Date.now() > deadline) throw new Error(`processes in ${dir} were still alive after SIGKILL`);
+      for (const pid of pids) {
+        killed.add(Number(pid));
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      await sleep(10);
+    }
+    for (;;) {
+      try {
+        rmdirSync(dir);
+        removed++;
+        break;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') break;
+        if (Date.now() > deadline) throw error;
+        await sleep(20);
+      }
+    }
+  }
+  return { cgroups: removed, processes: killed.size };
+}
+
+/** Every cgroup below `dir`, children before their parents. */
+function subtree(dir: string): string[] {
+  const out: string[] = [];
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  } catch {
+    return out;
+  }
+  for (const name of entries) {
+    out.push(...subtree(join(dir, name)));
+    out.push(join(dir, name));
+  }
+  return out;
 }
 
 function quotaUs(cpus: number): number {

@@ -1,12 +1,13 @@
-import { createHash } from 'node:crypto';
-import { mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
 import type { Store } from '../store/store.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
+import { Cgroups } from './cgroups.ts';
 import { helpers } from './helpers.ts';
+import { HostRegistry, instanceOf } from './leftovers.ts';
 import { probeIsolation, type Isolation } from './isolation.ts';
 import { SandboxDirectory } from './endpoints.ts';
 import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
@@ -69,19 +70,30 @@ export async function createDeployEngine(deps: {
   const { config, logger, catalog } = deps;
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Names this Twinbox's cgroups and network namespaces: several Twinboxes can share a host (tests do).
-  const instance = createHash('sha256').update(realpathSync(config.dataDir)).digest('hex').slice(0, 16);
+  const instance = instanceOf(config.dataDir);
+  const limits = {
+    pids: config.sandboxPids,
+    cpus: config.sandboxCpus,
+    memoryBytes: config.appMemoryMb * 1024 * 1024,
+    tmpBytes: config.sandboxTmpMb * 1024 * 1024,
+  };
+  // Cgroups are grouped per data directory, so starting one Twinbox never sweeps another's sandboxes.
+  const cgroups = Cgroups.open(limits, { instance });
+  // Before this Twinbox makes any namespace: what Twinboxes of removed data directories left goes, and
+  // this one is recorded so that a later start can do the same for it (leftovers.ts).
+  const host = new HostRegistry({
+    instance,
+    dataDir: realpathSync(config.dataDir),
+    cgroups: cgroups.version === 'none' ? [] : cgroups.parents,
+    logger,
+  });
+  await host.start();
   const { isolation, warnings } = probeIsolation(
     config.sandboxIsolation,
-    {
-      pids: config.sandboxPids,
-      cpus: config.sandboxCpus,
-      memoryBytes: config.appMemoryMb * 1024 * 1024,
-      tmpBytes: config.sandboxTmpMb * 1024 * 1024,
-    },
-    // Cgroups are grouped per data directory, so starting one Twinbox never sweeps another's sandboxes.
+    limits,
     // No sandbox command sees the data directory beyond its own paths in it (its secrets, the store),
     // wherever it lies: inside the checkout a pod reads, under /usr, under /tmp.
-    { instance, hidden: [...new Set([config.dataDir, realpathSync(config.dataDir)])] },
+    { instance, cgroups, hidden: [...new Set([config.dataDir, realpathSync(config.dataDir)])] },
   );
   const tools = helpers();
   const namespaces =
@@ -171,6 +183,13 @@ export async function createDeployEngine(deps: {
       await deployer.close();
       // Idempotent after deployer.close(); ensures no pod is revived once this Twinbox is stopping.
       await pods.close();
+      // Nothing of this Twinbox stays on the host (docs/deploy.md, "Teardown, shutdown and restart"):
+      // no `twinbox/<instance>` cgroup, no namespace; what a resume needs is in the data directory.
+      await cgroups.close();
+      for (const name of (await namespaces?.list()) ?? []) await namespaces?.remove(name);
+      if (!((await namespaces?.list()) ?? []).length && cgroups.parents.every((dir) => !existsSync(dir)))
+        await host.unregister();
+      else logger.warn('this stop left namespaces or cgroups behind: the next start sweeps them');
     },
   };
 }

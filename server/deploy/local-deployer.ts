@@ -562,11 +562,21 @@ export class LocalDeployer implements Deployer {
     // A resume cut off here keeps what it has for the next start (resume()); wait until it has.
     for (const { controller } of this.resuming.values()) controller.abort();
     await Promise.all([...this.resuming.values()].map(({ done }) => done));
-    const keep = this.deployed;
+    const keep = new Set(this.deployed);
     const ids = [...new Set([...this.apps.keys(), ...this.steps.keys(), ...this.pods.keys()])];
     await Promise.all(ids.map((id) => this.release(id, { closeLog: true, suspend: keep.has(id) })));
     await Promise.allSettled([...this.releasing.values()]);
     await this.opts.pods.close();
+    // One line that says what a stop leaves on purpose: files in the data directory only, nothing mounted
+    // or running (docs/deploy.md, "Teardown, shutdown and restart").
+    const kept = (await this.resumeRecords.all()).map((record) => record.sandbox_id);
+    this.opts.logger.info(
+      { kept_for_resume: kept },
+      kept.length
+        ? `kept ${kept.length} ready sandbox${kept.length === 1 ? '' : 'es'} for resume: ${kept.join(', ')} ` +
+            `(workspace, twin state and resume record in ${this.opts.dataDir}; nothing mounted or running)`
+        : 'kept nothing for resume (no ready sandbox)',
+    );
   }
 }
 

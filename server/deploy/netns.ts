@@ -5,7 +5,54 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** Every namespace Twinbox makes is named `tb-<instance>-<slot>`. */
-const NETNS_PREFIX = 'tb-';
+export const NETNS_PREFIX = 'tb-';
+
+/** The prefix of one instance's namespaces (`tb-<first 8 of the instance>-`). */
+export function netnsPrefixOf(instance: string): string {
+  return `${NETNS_PREFIX}${instance.slice(0, 8)}-`;
+}
+
+/** Every named network namespace on the host (`ip netns list`), Twinbox's or not. */
+export async function listNamespaces(ip: string): Promise<string[]> {
+  const { stdout } = await run(ip, ['netns', 'list']).catch(() => ({ stdout: '' }));
+  return stdout
+    .split('\n')
+    .map((line) => line.split(' ')[0] ?? '')
+    .filter(Boolean);
+}
+
+/**
+ * The processes in a namespace (`ip netns pids`); undefined when that cannot be told (the name is not a
+ * namespace in this mount namespace, say), which callers must take as "in use".
+ */
+export async function namespacePids(ip: string, name: string): Promise<number[] | undefined> {
+  try {
+    const { stdout } = await run(ip, ['netns', 'pids', name]);
+    return stdout
+      .split('\n')
+      .filter((line) => /^\d+$/.test(line))
+      .map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Kills whatever still runs in a namespace (SIGKILL) and deletes it: for namespaces whose Twinbox is
+ * gone. Resolves how many processes it killed.
+ */
+export async function deleteNamespace(ip: string, name: string): Promise<number> {
+  const pids = (await namespacePids(ip, name)) ?? [];
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await run(ip, ['netns', 'del', name]).catch(() => {});
+  return pids.length;
+}
 
 export interface NetnsTools {
   ip: string;
@@ -28,7 +75,7 @@ export class NetworkNamespaces {
     /** Tells Twinboxes on one host apart (a hash of the data directory); at most 8 characters are used. */
     instance: string,
   ) {
-    this.prefix = `${NETNS_PREFIX}${instance.slice(0, 8)}-`;
+    this.prefix = netnsPrefixOf(instance);
   }
 
   /** The namespace of a pod slot. */
@@ -67,11 +114,7 @@ export class NetworkNamespaces {
 
   /** Namespaces of ours that exist now (after a crash: the ones to sweep). */
   async list(): Promise<string[]> {
-    const { stdout } = await run(this.tools.ip, ['netns', 'list']).catch(() => ({ stdout: '' }));
-    return stdout
-      .split('\n')
-      .map((line) => line.split(' ')[0] ?? '')
-      .filter((name) => name.startsWith(this.prefix));
+    return (await listNamespaces(this.tools.ip)).filter((name) => name.startsWith(this.prefix));
   }
 
   /** Can namespaces be made here? Tries one; the reason when not. */

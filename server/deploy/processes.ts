@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HELPER_ENV } from './helpers.ts';
@@ -19,14 +19,39 @@ export interface GroupProcess {
   kill(graceMs?: number): Promise<void>;
 }
 
-/** True while any process of group `pgid` is alive. */
+/** True while any process of group `pgid` is alive (a zombie, dead but not yet reaped, is not). */
 export function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  // Killed processes of a sandbox are reparented to the host's init, which may reap them seconds later
+  // (1.6 s per pod on the CI machines): they hold nothing but a pid, so a stop need not wait for them.
+  return livingMember(pgid);
+}
+
+/** Is any process of group `pgid` not a zombie? Reads /proc; true where /proc cannot tell. */
+function livingMember(pgid: number): boolean {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // After the command's name: state, ppid, pgrp.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+  }
+  return false;
 }
 
 /**
