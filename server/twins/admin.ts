@@ -25,8 +25,8 @@ export interface AdminDeps {
   faults: FaultInjector;
   log: RequestLog;
   info: () => unknown;
-  /** Called after anything that changes persisted state. */
-  changed: () => void;
+  /** Called after anything that changes persisted state; resolves once the change is on disk. */
+  changed: () => Promise<void>;
   reset: () => Promise<void>;
   applySeed: (seed: unknown) => Promise<void>;
   defaultWebhookSecret: () => string;
@@ -100,12 +100,12 @@ export async function routeAdmin(
         secret: t.secret ?? deps.defaultWebhookSecret(),
         events: t.events,
       };
-      deps.changed();
+      await deps.changed();
       return ok({ target: { url: t.url, events: t.events } });
     }
     case 'DELETE /webhooks/target':
       driver.webhooks.target = undefined;
-      deps.changed();
+      await deps.changed();
       return ok({ target: null });
     case 'POST /webhooks/deliveries': {
       const d = validate<{ event: string; payload: unknown }>(deliverSchema, body);
@@ -122,7 +122,7 @@ export async function routeAdmin(
   }
   const extra = await driver.adminRoutes?.(method, subpath, body);
   if (extra) {
-    deps.changed();
+    await deps.changed();
     return extra;
   }
   throw new TwinInputError(404, `no admin route ${method} ${subpath}`);

@@ -18,6 +18,11 @@ export class TwinInputError extends Error {
   }
 }
 
+/** Any method but GET, HEAD and OPTIONS may change state: the default of `TwinDriver.changesState`. */
+export function changesStateByMethod(method: string): boolean {
+  return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+}
+
 /** What a twin sees of a request before its body is read. */
 export interface RequestHead {
   method: string;
@@ -47,6 +52,12 @@ export type DriverAdminHandler = (
 export interface TwinDriver {
   /** Checks credentials from the request line and headers only; see Authorization. */
   authorize(head: RequestHead): Authorization | Promise<Authorization>;
+  /**
+   * Whether a request (past `authorize`) may change the twin's state: the instance then makes the change
+   * durable before answering, and reads do not pay for it. Default: `changesStateByMethod`. A twin whose
+   * reads also change state says so here (GitHub: its OAuth authorize page can issue a code).
+   */
+  changesState?(head: RequestHead): boolean;
   handle(request: Request): Promise<Response>;
   /**
    * The vendor's error body for input refused before `handle` (400 bad keys or JSON, 413 too large) or

@@ -30,6 +30,8 @@ export interface TwinHostOptions {
   bodyLimitBytes?: number;
   /** Each instance also listens on `<socketDir>/twin-<name>.sock` (a sandbox pod hosts one sandbox). */
   socketDir?: string;
+  /** false: changes are snapshotted after the answer, not journalled before it (bench/twins only). */
+  durableWrites?: boolean;
 }
 
 export interface StartTwinsOptions {
@@ -98,6 +100,7 @@ export class TwinHost {
                 socketPath: this.socketPath(name),
                 bodyLimitBytes: this.opts.bodyLimitBytes,
                 publicUrl: opts.publicUrls?.[name],
+                durableWrites: this.opts.durableWrites,
               });
               started.push(instance);
               running.set(name, instance);
@@ -149,9 +152,15 @@ export class TwinHost {
     await Promise.all(
       sandboxIds.map((sandboxId) =>
         this.locks.run(sandboxId, async () => {
-          const records = await readSandbox(this.opts.dataDir, sandboxId);
+          const restored = await readSandbox(this.opts.dataDir, sandboxId);
           const running = this.sandboxes.get(sandboxId) ?? new Map<string, TwinInstance>();
-          for (const record of records) {
+          for (const { record, replayed, problem } of restored) {
+            if (problem) {
+              this.opts.logger?.warn(
+                { sandbox_id: sandboxId, twin: record.twin, replayed, problem },
+                'twin journal replay stopped early',
+              );
+            }
             const factory = this.factories.get(record.twin);
             if (!factory || running.has(record.twin)) continue;
             try {
@@ -169,6 +178,7 @@ export class TwinHost {
                 socketPath: this.socketPath(record.twin),
                 bodyLimitBytes: this.opts.bodyLimitBytes,
                 publicUrl: record.public_url,
+                durableWrites: this.opts.durableWrites,
               });
               running.set(record.twin, instance);
             } catch (error) {

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_PREFIX, routeAdmin } from './admin.ts';
-import { TwinInputError, type TwinDriver, type TwinFactory } from './driver.ts';
+import { changesStateByMethod, TwinInputError, type TwinDriver, type TwinFactory } from './driver.ts';
 import { FaultInjector } from './faults.ts';
 import {
   BodyTooLargeError,
@@ -14,7 +15,13 @@ import {
   toFetchRequest,
   writeResponse,
 } from './http.ts';
-import { writeInstance } from './persistence.ts';
+import {
+  journalPath,
+  stateChanges,
+  StateJournal,
+  writeInstance,
+  type PersistedInstance,
+} from './persistence.ts';
 import { redactBody, redactPath } from './redact.ts';
 import { correlationOf, LazyBody, RequestLog } from './request-log.ts';
 import { assertSafeFormKey, parseJsonSafe, screenRequest } from './safe-json.ts';
@@ -50,9 +57,18 @@ export interface InstanceOptions {
   socketPath?: string;
   /** Where browsers reach this instance (the router's URL for it); default: its own base URL. */
   publicUrl?: string;
+  /**
+   * true (the default): a change is in the fsynced journal before its request is answered. false: the
+   * state is only snapshotted 20 ms after a change (what twins did before), kept for the benchmark's
+   * comparison (bench/twins) and nothing else.
+   */
+  durableWrites?: boolean;
 }
 
+/** Without durable writes: how long after a change the snapshot is written. */
 const SAVE_DEBOUNCE_MS = 20;
+/** The journal is compacted into a new snapshot once it is larger than the last snapshot, or this. */
+const MIN_COMPACT_BYTES = 256 * 1024;
 
 /** One twin instance of one sandbox: its own port, driver, admin API, log, faults and state file. */
 export class TwinInstance {
@@ -61,6 +77,13 @@ export class TwinInstance {
   private readonly log = new RequestLog();
   private saveTimer: NodeJS.Timeout | undefined;
   private saving: Promise<void> = Promise.resolve();
+  /** With durable writes: the journal of changes since the last snapshot. */
+  private journal: StateJournal | undefined;
+  /** The state as the snapshot plus the journal hold it (plain JSON): the next change is diffed to it. */
+  private persisted: unknown;
+  /** Bytes of the last snapshot written: the journal is compacted once it outgrows it. */
+  private snapshotBytes = 0;
+  private compacting: Promise<void> | undefined;
   private closed = false;
   private port = 0;
   private baseUrl = '';
@@ -91,6 +114,15 @@ export class TwinInstance {
       await closeServer(server);
       throw error;
     }
+    try {
+      // Before any request is served: restored state (snapshot plus journal) becomes the new snapshot.
+      if (opts.durableWrites === false) await instance.saveNow();
+      else await instance.compact();
+    } catch (error) {
+      await closeServer(server);
+      await instance.driver.close().catch(() => {});
+      throw error;
+    }
     server.on('request', (req, res) => void instance.onRequest(req, res));
     // `Expect: 100-continue`: Node would answer 100 itself before the credentials are checked; handled
     // here, the client is told to send its body only once they are (see sendContinue).
@@ -106,7 +138,6 @@ export class TwinInstance {
       });
       instance.socketServer = socketServer;
     }
-    await instance.saveNow();
     return instance;
   }
 
@@ -129,8 +160,81 @@ export class TwinInstance {
     clearTimeout(this.saveTimer);
     await Promise.all([closeServer(this.server), this.socketServer && closeServer(this.socketServer)]);
     await this.driver.webhooks.close();
-    await this.saveNow();
+    if (this.journal) {
+      // A last snapshot, with what changed outside requests (e.g. webhook delivery results) too.
+      await this.compact().catch((error: unknown) => this.saveFailed(error));
+      await this.journal.close();
+    } else await this.saveNow();
     await this.driver.close();
+  }
+
+  /**
+   * Makes the changes of a request (or admin call) durable before it is answered: the difference between
+   * the state now and the persisted one goes to the journal, fsynced. Nothing changed, nothing written.
+   * Without durable writes, schedules a snapshot instead.
+   */
+  private async commit(): Promise<void> {
+    if (!this.journal) {
+      this.scheduleSave();
+      return;
+    }
+    const state = plainJson(this.driver.snapshot());
+    const patch = stateChanges(this.persisted, state);
+    if (!patch.length) return;
+    this.persisted = state;
+    try {
+      await this.journal.append(patch);
+    } catch (error) {
+      // The change is in memory but not on disk: a new snapshot holds it (and starts a sound journal).
+      void this.compact().catch((e: unknown) => this.saveFailed(e));
+      throw new StateNotSavedError(error);
+    }
+    if (this.journal.bytes > Math.max(MIN_COMPACT_BYTES, this.snapshotBytes) && !this.compacting) {
+      this.compacting = this.compact()
+        .catch((error: unknown) => this.saveFailed(error))
+        .finally(() => (this.compacting = undefined));
+    }
+  }
+
+  /**
+   * Writes a new snapshot of the whole state and starts an empty journal after it (queued behind the
+   * journal's pending records, and ahead of later ones).
+   */
+  private compact(): Promise<void> {
+    const logId = randomUUID();
+    const state = plainJson(this.driver.snapshot());
+    this.persisted = state;
+    const record = this.record(state, logId);
+    const write = async () => {
+      this.snapshotBytes = await writeInstance(this.opts.dataDir, record);
+    };
+    if (this.journal) return this.journal.rotate(logId, write);
+    const path = journalPath(this.opts.dataDir, this.opts.sandboxId, this.name);
+    return StateJournal.start(path, logId, write).then((journal) => {
+      this.journal = journal;
+    });
+  }
+
+  private record(state: unknown, logId?: string): PersistedInstance {
+    return {
+      format: 1 as const,
+      twin: this.name,
+      sandbox_id: this.opts.sandboxId,
+      port: this.port,
+      admin_token_sha256: this.opts.adminTokenHash,
+      ...(this.opts.publicUrl ? { public_url: this.opts.publicUrl } : {}),
+      seed: this.opts.seed,
+      state,
+      saved_at: new Date().toISOString(),
+      ...(logId ? { log_id: logId } : {}),
+    };
+  }
+
+  private saveFailed(error: unknown): void {
+    this.opts.logger?.error(
+      { err: error, twin: this.name, sandbox_id: this.opts.sandboxId },
+      'twin state save failed',
+    );
   }
 
   private scheduleSave(): void {
@@ -139,28 +243,17 @@ export class TwinInstance {
     this.saveTimer = setTimeout(() => void this.saveNow(), SAVE_DEBOUNCE_MS);
   }
 
+  /** Without durable writes: a snapshot of the state now. */
   private saveNow(): Promise<void> {
-    const record = {
-      format: 1 as const,
-      twin: this.name,
-      sandbox_id: this.opts.sandboxId,
-      port: this.port,
-      admin_token_sha256: this.opts.adminTokenHash,
-      ...(this.opts.publicUrl ? { public_url: this.opts.publicUrl } : {}),
-      seed: this.opts.seed,
-      state: this.driver.snapshot(),
-      saved_at: new Date().toISOString(),
-    };
+    const record = this.record(this.driver.snapshot());
     // Saves are serialised so an older snapshot can never overwrite a newer one.
     this.saving = this.saving
       .catch(() => {})
       .then(() => writeInstance(this.opts.dataDir, record))
-      .catch((error: unknown) => {
-        this.opts.logger?.error(
-          { err: error, twin: this.name, sandbox_id: this.opts.sandboxId },
-          'twin state save failed',
-        );
-      });
+      .then(
+        () => {},
+        (error: unknown) => this.saveFailed(error),
+      );
     return this.saving;
   }
 
@@ -178,6 +271,8 @@ export class TwinInstance {
     let faultLabel: string | undefined;
     // Until the body is read, a refusal leaves the rest of it unread (see closeUnread).
     let read = false;
+    /** Whether the request may change state, so that its change must be on disk before the answer. */
+    let changes = false;
     try {
       const url = requestUrl(this.baseUrl, path);
       const headers = headersOf(req);
@@ -187,6 +282,7 @@ export class TwinInstance {
         sendContinue(req, res);
         body = await readBody(req, this.bodyLimitBytes);
         read = true;
+        changes = this.driver.changesState?.({ method, url, headers }) ?? changesStateByMethod(method);
         await screenRequest(url.searchParams, body, headers.get('content-type') ?? '', {
           jsonFormFields: this.driver.jsonFormFields,
         });
@@ -214,6 +310,15 @@ export class TwinInstance {
       response = this.errorResponse(error, pathname);
       out = Buffer.from(await response.arrayBuffer());
     }
+    // A write is answered only once its change is on disk (docs/twins.md, "Persistence and restart").
+    if (changes) {
+      try {
+        await this.commit();
+      } catch (error) {
+        response = this.errorResponse(error, pathname);
+        out = Buffer.from(await response.arrayBuffer());
+      }
+    }
     if (res.headersSent || res.destroyed) return;
     const outHeaders = new Headers(response.headers);
     if (!read) closeUnread(req, res, outHeaders);
@@ -233,8 +338,6 @@ export class TwinInstance {
       ...(faultLabel ? { fault: faultLabel } : {}),
       ...correlationOf(req.headers),
     });
-    // OAuth authorize (a GET) also creates state: a pending code.
-    if (read && (method !== 'GET' || pathname.startsWith('/login/oauth'))) this.scheduleSave();
   }
 
   private get bodyLimitBytes(): number {
@@ -290,16 +393,16 @@ export class TwinInstance {
           faults: this.faults,
           log: this.log,
           info: () => ({ twin: this.name, sandbox_id: this.opts.sandboxId, ...this.entry() }),
-          changed: () => this.scheduleSave(),
+          changed: () => this.commit(),
           reset: async () => {
             await this.driver.reset();
             this.log.clear();
             this.faults.clear();
-            this.scheduleSave();
+            await this.commit();
           },
           applySeed: async (seed) => {
             await this.driver.applySeed(seed);
-            this.scheduleSave();
+            await this.commit();
           },
           defaultWebhookSecret: () => {
             const name = this.opts.factory.webhook?.secretVar;
@@ -385,4 +488,18 @@ function closeServer(server: Server): Promise<void> {
 /** Tells a client waiting on `Expect: 100-continue` to send its body; only after its credentials passed. */
 function sendContinue(req: IncomingMessage, res: ServerResponse): void {
   if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
+}
+
+/** The state as JSON keeps it: what is diffed and persisted, detached from the driver's live objects. */
+function plainJson(value: unknown): unknown {
+  const text = JSON.stringify(value);
+  return text === undefined ? null : (JSON.parse(text) as unknown);
+}
+
+/** A change was made in memory but its journal record could not be written: the request gets a 500. */
+export class StateNotSavedError extends Error {
+  constructor(cause: unknown) {
+    super('the twin could not write the change to disk', { cause });
+    this.name = 'StateNotSavedError';
+  }
 }

@@ -1,6 +1,16 @@
-import { mkdir, open, readFile, readdir, rename, rm, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { mkdir, open, readFile, readdir, rm, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import jsonpatch, { type Operation } from 'fast-json-patch';
+import { syncDirectory, writeFileDurably } from '../durable-write.ts';
+
+/**
+ * A twin instance's state on disk: a snapshot (`<twin>.json`) and a journal (`<twin>.log`) of the changes
+ * made since it was written. A write is answered only once its journal record is fsynced (group-committed:
+ * the writes waiting meanwhile share the next fsync), so an answered write survives `kill -9` of any
+ * process. Restoring reads the snapshot and replays the journal; the instance then writes a new snapshot
+ * and starts a new journal (compaction), as it also does when the journal has grown past its snapshot.
+ * docs/twins.md, "Persistence and restart", says what is durable when.
+ */
 
 /** What is kept on disk per twin instance, enough to bring it back after a Twinbox restart. */
 export interface PersistedInstance {
@@ -17,6 +27,27 @@ export interface PersistedInstance {
   /** Driver-specific full state (engine snapshot, generated credentials, webhook target). */
   state: unknown;
   saved_at: string;
+  /**
+   * The journal whose records follow this snapshot: only a journal that starts with this id is replayed
+   * onto it. Absent when the instance keeps no journal (snapshots of older versions, the benchmark's
+   * `durableWrites: false`).
+   */
+  log_id?: string;
+}
+
+/** A snapshot read back, with its journal replayed onto `record.state`. */
+export interface RestoredInstance {
+  record: PersistedInstance;
+  /** Journal records replayed. */
+  replayed: number;
+  /** Why replay stopped before the journal's end (a torn last record after a power cut), if it did. */
+  problem?: string;
+}
+
+/** The first line of a journal: which snapshot it follows. */
+interface JournalHeader {
+  format: 1;
+  log_id: string;
 }
 
 /** Sandbox ids come from callers; encode them so they can never escape the data directory. */
@@ -24,27 +55,30 @@ export function sandboxDir(dataDir: string, sandboxId: string): string {
   return join(dataDir, encodeURIComponent(sandboxId));
 }
 
-export async function writeInstance(dataDir: string, record: PersistedInstance): Promise<void> {
-  const dir = sandboxDir(dataDir, record.sandbox_id);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, `${record.twin}.json`);
-  // Write-then-rename so a crash mid-write never leaves a truncated state file behind.
-  const tmp = `${path}.${randomUUID()}.tmp`;
-  const file = await open(tmp, 'wx', 0o600);
-  try {
-    await file.writeFile(JSON.stringify(record));
-  } finally {
-    await file.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (error) {
-    await unlink(tmp).catch(() => {});
-    throw error;
-  }
+export function snapshotPath(dataDir: string, sandboxId: string, twin: string): string {
+  return join(sandboxDir(dataDir, sandboxId), `${twin}.json`);
 }
 
-export async function readSandbox(dataDir: string, sandboxId: string): Promise<PersistedInstance[]> {
+export function journalPath(dataDir: string, sandboxId: string, twin: string): string {
+  return join(sandboxDir(dataDir, sandboxId), `${twin}.log`);
+}
+
+/** Makes the sandbox's state directory, durably: its entry in `dataDir` must survive a power cut too. */
+async function ensureSandboxDir(dataDir: string, sandboxId: string): Promise<void> {
+  const dir = sandboxDir(dataDir, sandboxId);
+  const created = await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (created !== undefined) await syncDirectory(dirname(dir));
+}
+
+/** Writes a snapshot durably (temp file, fsync, rename, directory fsync): never torn, and kept once resolved. */
+export async function writeInstance(dataDir: string, record: PersistedInstance): Promise<number> {
+  await ensureSandboxDir(dataDir, record.sandbox_id);
+  const text = JSON.stringify(record);
+  await writeFileDurably(snapshotPath(dataDir, record.sandbox_id, record.twin), text);
+  return Buffer.byteLength(text);
+}
+
+export async function readSandbox(dataDir: string, sandboxId: string): Promise<RestoredInstance[]> {
   const dir = sandboxDir(dataDir, sandboxId);
   let names: string[];
   try {
@@ -52,14 +86,228 @@ export async function readSandbox(dataDir: string, sandboxId: string): Promise<P
   } catch {
     return [];
   }
-  const records: PersistedInstance[] = [];
+  const restored: RestoredInstance[] = [];
   for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
     const parsed = JSON.parse(await readFile(join(dir, name), 'utf8')) as PersistedInstance;
-    if (parsed.format === 1) records.push(parsed);
+    if (parsed.format !== 1) continue;
+    restored.push(await replay(journalPath(dataDir, sandboxId, parsed.twin), parsed));
   }
-  return records;
+  return restored;
+}
+
+/**
+ * Applies the journal's records to the snapshot's state, in order. Only a journal headed by the snapshot's
+ * `log_id` belongs to it (one left by an earlier snapshot is already in it). Replay stops at the first
+ * record that is torn (no newline: a power cut mid-append, a record never answered) or does not apply.
+ */
+async function replay(path: string, record: PersistedInstance): Promise<RestoredInstance> {
+  if (!record.log_id) return { record, replayed: 0 };
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { record, replayed: 0 };
+    throw error;
+  }
+  const lines = text.split('\n');
+  // The text after the last newline is a record whose append did not finish; it was never answered.
+  const torn = lines.pop() !== '';
+  const header = parseLine<JournalHeader>(lines.shift());
+  if (header?.format !== 1 || header.log_id !== record.log_id) return { record, replayed: 0 };
+  let state = record.state;
+  let replayed = 0;
+  for (const line of lines) {
+    const entry = parseLine<{ patch: Operation[] }>(line);
+    if (!Array.isArray(entry?.patch)) {
+      return { record: { ...record, state }, replayed, problem: `journal record ${replayed + 1} is torn` };
+    }
+    try {
+      state = jsonpatch.applyPatch(state, entry.patch, true, true).newDocument;
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return { record: { ...record, state }, replayed, problem: `journal record ${replayed + 1}: ${why}` };
+    }
+    replayed++;
+  }
+  return {
+    record: { ...record, state },
+    replayed,
+    ...(torn ? { problem: `the journal's last record is torn (after ${replayed})` } : {}),
+  };
+}
+
+function parseLine<T>(line: string | undefined): T | undefined {
+  if (!line) return undefined;
+  try {
+    return JSON.parse(line) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The changes from one persisted state to the next, as a journal record holds them (RFC 6902). */
+export function stateChanges(before: unknown, after: unknown): Operation[] {
+  if (isContainer(before) && isContainer(after) && Array.isArray(before) === Array.isArray(after)) {
+    return jsonpatch.compare(before, after);
+  }
+  return before === after ? [] : [{ op: 'replace', path: '', value: after }];
+}
+
+function isContainer(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }
 
 export async function purgeSandbox(dataDir: string, sandboxId: string): Promise<void> {
   await rm(sandboxDir(dataDir, sandboxId), { recursive: true, force: true });
+}
+
+type Queued =
+  | { kind: 'append'; line: string; resolve: () => void; reject: (error: unknown) => void }
+  | {
+      kind: 'rotate';
+      logId: string;
+      before: () => Promise<void>;
+      resolve: () => void;
+      reject: (error: unknown) => void;
+    }
+  | { kind: 'close'; resolve: () => void; reject: (error: unknown) => void };
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * A twin instance's journal: appends fsynced records, with group commit (appends that arrive while an
+ * fsync runs are written together and share the next one), and rotations (compaction) in the same queue,
+ * so a new snapshot and journal never overtake a record appended before them, nor a later one them.
+ */
+export class StateJournal {
+  private readonly queue: Queued[] = [];
+  private draining = false;
+  private file: FileHandle | undefined;
+  /** Bytes of the journal that hold complete records: a failed append is cut back to this. */
+  private good = 0;
+  /** An append failed and could not be cut back: refuse appends until a rotation starts a new journal. */
+  private broken = false;
+  private closed = false;
+
+  private constructor(private readonly path: string) {}
+
+  /** Writes `before` (the snapshot naming `logId`), then starts the journal `logId` at `path`. */
+  static async start(path: string, logId: string, before: () => Promise<void>): Promise<StateJournal> {
+    const journal = new StateJournal(path);
+    await journal.rotate(logId, before);
+    return journal;
+  }
+
+  /** Bytes in the journal: its size since the last rotation. */
+  get bytes(): number {
+    return this.good;
+  }
+
+  /** Resolves once the record is on disk (fsynced). */
+  append(patch: Operation[]): Promise<void> {
+    return this.enqueue({ kind: 'append', line: `${JSON.stringify({ patch })}\n` });
+  }
+
+  /**
+   * After every record queued before it is written: runs `before` (which writes the snapshot naming
+   * `logId`), then replaces the journal with an empty one headed by `logId`. A crash between the two
+   * leaves the old journal, whose header no longer matches the snapshot: it is ignored, and the snapshot
+   * already holds all of it.
+   */
+  rotate(logId: string, before: () => Promise<void>): Promise<void> {
+    return this.enqueue({ kind: 'rotate', logId, before });
+  }
+
+  /** Waits for what is queued, then closes the file; later appends are refused (JournalClosedError). */
+  close(): Promise<void> {
+    return this.enqueue({ kind: 'close' });
+  }
+
+  private enqueue(item: DistributiveOmit<Queued, 'resolve' | 'reject'>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ ...item, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    while (this.queue.length) {
+      const head = this.queue[0]!;
+      if (head.kind !== 'append') {
+        this.queue.shift();
+        try {
+          if (head.kind === 'rotate') await this.startNew(head.logId, head.before);
+          else {
+            this.closed = true;
+            await this.closeFile();
+          }
+          head.resolve();
+        } catch (error) {
+          head.reject(error);
+        }
+        continue;
+      }
+      let count = 0;
+      while (this.queue[count]?.kind === 'append') count++;
+      const batch = this.queue.splice(0, count) as Array<Extract<Queued, { kind: 'append' }>>;
+      try {
+        await this.write(batch.map((item) => item.line).join(''));
+        for (const item of batch) item.resolve();
+      } catch (error) {
+        for (const item of batch) item.reject(error);
+      }
+    }
+    this.draining = false;
+  }
+
+  private async write(data: string): Promise<void> {
+    if (this.closed) throw new JournalClosedError();
+    if (this.broken || !this.file) throw new JournalBrokenError();
+    try {
+      await this.file.write(data);
+      // The data only: the size and blocks it needs are written with it; no other metadata matters.
+      await this.file.datasync();
+      this.good += Buffer.byteLength(data);
+    } catch (error) {
+      // A partly written batch (ENOSPC, EIO) must not sit before later records: cut back to the last good one.
+      await this.file.truncate(this.good).catch(() => {
+        this.broken = true;
+      });
+      throw error;
+    }
+  }
+
+  private async startNew(logId: string, before: () => Promise<void>): Promise<void> {
+    if (this.closed) throw new JournalClosedError();
+    await before();
+    await this.closeFile();
+    const header: JournalHeader = { format: 1, log_id: logId };
+    const text = `${JSON.stringify(header)}\n`;
+    await writeFileDurably(this.path, text);
+    this.file = await open(this.path, 'a', 0o600);
+    this.good = 0;
+    this.broken = false;
+  }
+
+  private async closeFile(): Promise<void> {
+    const file = this.file;
+    this.file = undefined;
+    await file?.close();
+  }
+}
+
+/** An append to a journal whose last append failed and could not be undone: the next rotation heals it. */
+export class JournalBrokenError extends Error {
+  constructor() {
+    super('the twin state journal is not writable until its next snapshot');
+    this.name = 'JournalBrokenError';
+  }
+}
+
+export class JournalClosedError extends Error {
+  constructor() {
+    super('the twin state journal is closed');
+    this.name = 'JournalClosedError';
+  }
 }

@@ -1,6 +1,7 @@
 import { createHmac, createPublicKey, verify } from 'node:crypto';
 import Joi from 'joi';
 import {
+  changesStateByMethod,
   TwinInputError,
   type Authorization,
   type RequestHead,
@@ -193,6 +194,11 @@ class GitHubTwin implements TwinDriver {
     return ['GET', 'HEAD', 'OPTIONS'].includes(head.method)
       ? 'public'
       : githubError(401, 'Requires authentication');
+  }
+
+  /** The OAuth authorize page (a GET) stores a PKCE challenge and, when auto-approving, issues a code. */
+  changesState(head: RequestHead): boolean {
+    return changesStateByMethod(head.method) || head.url.pathname.startsWith('/login/oauth/');
   }
 
   /** An `Authorization` header's verdict: true, or GitHub's 401. */

@@ -1,0 +1,167 @@
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFile, readFile, stat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Octokit } from '@octokit/rest';
+import { Resend } from 'resend';
+import Stripe from 'stripe';
+import { journalPath, snapshotPath } from '../../server/twins/persistence.ts';
+import type { TwinEntry } from '../../server/twins/host.ts';
+import { tempDir, type Teardown } from './helpers.ts';
+
+/**
+ * Issue 20, part 3: a twin answers a write only once the change is on disk. A process that hosts twins
+ * (durable-child.ts) is killed with SIGKILL right after its writes were answered; a new one restores the
+ * sandbox from the same directory, and every answered write is there. One engine-backed twin through the
+ * engine factory (Resend), GitHub (engine inside, its own driver) and Stripe (its own store).
+ */
+
+const CHILD = fileURLToPath(new URL('./durable-child.ts', import.meta.url));
+const SANDBOX = 'sb-durable';
+const ghSeed = {
+  users: [{ login: 'octocat', email: 'octocat@example.com' }],
+  repos: [{ owner: 'octocat', name: 'app' }],
+};
+
+interface Child {
+  proc: ChildProcess;
+  entries: Record<string, TwinEntry>;
+  stderr: () => string;
+}
+
+/** Starts a twin-hosting process; resolves with its twins' entries once they serve (bounded wait). */
+async function hostProcess(t: Teardown, env: Record<string, string>): Promise<Child> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  t.teardown(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the twin process did not start: ${stderr}`)), 120_000);
+    createInterface({ input: proc.stdout! }).once('line', (l) => {
+      clearTimeout(timer);
+      resolve(l);
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the twin process exited (${code}): ${stderr}`));
+    });
+  });
+  return { proc, entries: JSON.parse(line) as Record<string, TwinEntry>, stderr: () => stderr };
+}
+
+async function killNow(child: Child): Promise<void> {
+  const exited = new Promise((resolve) => child.proc.once('exit', resolve));
+  child.proc.kill('SIGKILL');
+  await exited;
+}
+
+function stripeOf(entry: TwinEntry): Stripe {
+  const url = new URL(entry.base_url);
+  return new Stripe(entry.env_vars.STRIPE_SECRET_KEY!, {
+    host: url.hostname,
+    port: Number(url.port),
+    protocol: 'http',
+    maxNetworkRetries: 0,
+  });
+}
+
+function resendOf(entry: TwinEntry): Resend {
+  process.env.RESEND_BASE_URL = entry.env_vars.RESEND_BASE_URL;
+  try {
+    return new Resend(entry.env_vars.RESEND_API_KEY);
+  } finally {
+    delete process.env.RESEND_BASE_URL;
+  }
+}
+
+t.test('answered writes survive kill -9 of the process hosting the twins', async (t) => {
+  const dataDir = await tempDir(t);
+  const first = await hostProcess(t, {
+    DURABLE_DATA_DIR: dataDir,
+    DURABLE_TWINS: 'stripe,github,resend',
+    DURABLE_SEEDS: JSON.stringify({ github: ghSeed, resend: { domains: [{ name: 'acme.dev' }] } }),
+  });
+  const octokit = new Octokit({
+    auth: first.entries.github!.env_vars.GITHUB_TOKEN,
+    baseUrl: first.entries.github!.base_url,
+  });
+  const issue = await octokit.issues.create({ owner: 'octocat', repo: 'app', title: 'Kept after kill -9' });
+  const sent = await resendOf(first.entries.resend!).emails.send({
+    from: 'Acme <hi@acme.dev>',
+    to: 'grace@example.com',
+    subject: 'Kept after kill -9',
+    html: '<p>hi</p>',
+  });
+  t.equal(sent.error, null, 'the email was accepted');
+  // Stripe last, killed the moment its answers are in.
+  const stripe = stripeOf(first.entries.stripe!);
+  const one = await stripe.customers.create({ email: 'one@example.com' });
+  // Written at once: their records share fsyncs (group commit), and each is answered only once on disk.
+  const many = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => stripe.customers.create({ email: `many-${i}@example.com` })),
+  );
+  await killNow(first);
+
+  // What carried the writes is the journal: the snapshot was written when the twins started.
+  const stripeSnapshot = await readFile(snapshotPath(dataDir, SANDBOX, 'stripe'), 'utf8');
+  t.notMatch(stripeSnapshot, 'one@example.com', 'the snapshot predates the customer');
+  t.match(await readFile(journalPath(dataDir, SANDBOX, 'stripe'), 'utf8'), 'one@example.com');
+
+  const second = await hostProcess(t, { DURABLE_DATA_DIR: dataDir, DURABLE_MODE: 'restore' });
+  t.same(Object.keys(second.entries).sort(), ['github', 'resend', 'stripe'], 'all three twins restored');
+  const stripeAfter = stripeOf(second.entries.stripe!);
+  t.equal((await stripeAfter.customers.retrieve(one.id)).id, one.id, 'the customer answered 200 is there');
+  const kept = await Promise.all(many.map((c) => stripeAfter.customers.retrieve(c.id)));
+  t.same(
+    kept.map((c) => (c as Stripe.Customer).email),
+    many.map((c) => c.email),
+    'so are the 12 written at once',
+  );
+  const octokitAfter = new Octokit({
+    auth: second.entries.github!.env_vars.GITHUB_TOKEN,
+    baseUrl: second.entries.github!.base_url,
+  });
+  const gotIssue = await octokitAfter.issues.get({
+    owner: 'octocat',
+    repo: 'app',
+    issue_number: issue.data.number,
+  });
+  t.equal(gotIssue.data.title, 'Kept after kill -9', 'the GitHub issue is there');
+  const email = await resendOf(second.entries.resend!).emails.get(sent.data!.id);
+  t.equal(email.data?.subject, 'Kept after kill -9', 'the Resend email is there');
+
+  // Restoring compacted: the snapshot holds it all, and the journal starts empty.
+  t.match(await readFile(snapshotPath(dataDir, SANDBOX, 'stripe'), 'utf8'), 'one@example.com');
+  const journal = (await readFile(journalPath(dataDir, SANDBOX, 'stripe'), 'utf8')).split('\n');
+  t.same(journal.length, 2, 'the journal holds its header only');
+  await killNow(second);
+});
+
+t.test('reads write nothing; a torn last journal record is dropped, the ones before it kept', async (t) => {
+  const dataDir = await tempDir(t);
+  const first = await hostProcess(t, { DURABLE_DATA_DIR: dataDir, DURABLE_TWINS: 'stripe' });
+  const stripe = stripeOf(first.entries.stripe!);
+  const customer = await stripe.customers.create({ email: 'reader@example.com' });
+  const log = journalPath(dataDir, SANDBOX, 'stripe');
+  const size = (await stat(log)).size;
+  for (let i = 0; i < 10; i++) {
+    await stripe.customers.retrieve(customer.id);
+    await stripe.customers.list({ limit: 3 });
+  }
+  t.equal((await stat(log)).size, size, 'twenty reads added nothing to the journal');
+  await killNow(first);
+
+  // What a power cut in the middle of an append could leave: a record without its newline.
+  await appendFile(log, '{"patch":[{"op":"add","path":"/x"');
+  const second = await hostProcess(t, { DURABLE_DATA_DIR: dataDir, DURABLE_MODE: 'restore' });
+  const restored = await stripeOf(second.entries.stripe!).customers.retrieve(customer.id);
+  t.equal((restored as Stripe.Customer).email, 'reader@example.com', 'the answered write is kept');
+  t.match(second.stderr(), /journal replay stopped early.*torn/, 'the torn record is reported');
+  await killNow(second);
+});
