@@ -13,6 +13,7 @@ const all = [
   'bench/deploy/run.ts',
   'bench/jobs/run.ts',
   'bench/fleet/run.ts',
+  'bench/workspaces/run.ts',
 ];
 // BENCH_ONLY=store,processes,jobs runs those suites alone, in this order (issue 14's figures in one run).
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());

@@ -81,9 +81,14 @@ export function workspaceImageOf(dir: string): string {
  * and what is written is disk, not the sandbox's memory (its page cache is reclaimable). Where no loop
  * device can be had, a tmpfs of `bytes` (the cap holds, but the files count as the writer's memory), with
  * the reason. Not root: a plain directory, `enforced: false` and the reason. Anything already at `dir`
- * (a workspace of any kind, its image) is removed first.
+ * (a workspace of any kind, its image) is removed first. `kind: 'tmpfs'` skips the disk image (the
+ * workspace benchmark compares the two).
  */
-export async function createWorkspace(dir: string, bytes: number): Promise<Workspace> {
+export async function createWorkspace(
+  dir: string,
+  bytes: number,
+  opts: { kind?: 'disk' | 'tmpfs' } = {},
+): Promise<Workspace> {
   await removeWorkspace(dir);
   await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
   await mkdir(dir, { mode: 0o700 });
@@ -96,14 +101,16 @@ export async function createWorkspace(dir: string, bytes: number): Promise<Works
       kind: 'directory',
       reason: 'Twinbox is not root, so it cannot mount a size-capped file system',
     };
-  let noDisk: string;
-  try {
-    await mountDiskImage(dir, bytes);
-    return { dir, enforced: true, kind: 'disk' };
-  } catch (error) {
-    noDisk = (error as Error).message;
-    await removeWorkspace(dir);
-    await mkdir(dir, { mode: 0o700 });
+  let noDisk = 'a tmpfs was asked for';
+  if (opts.kind !== 'tmpfs') {
+    try {
+      await mountDiskImage(dir, bytes);
+      return { dir, enforced: true, kind: 'disk' };
+    } catch (error) {
+      noDisk = (error as Error).message;
+      await removeWorkspace(dir);
+      await mkdir(dir, { mode: 0o700 });
+    }
   }
   const size = Math.max(4096, Math.floor(bytes));
   // An inode per KiB, so empty files cannot exhaust the kernel either.
@@ -171,6 +178,8 @@ const MKFS_OPTIONS = [
 
 async function mountDiskImage(dir: string, bytes: number): Promise<void> {
   const h = helpers();
+  for (const name of ['mkfs.ext4', 'losetup'] as const)
+    if (!h[name]) throw new DiskWorkspaceError(`\`${name}\` is not installed (Debian: e2fsprogs, mount)`);
   const image = workspaceImageOf(dir);
   // Sparse: only what the sandbox writes takes space on the data dir's disk.
   const file = await openImage(image);
@@ -221,7 +230,8 @@ async function attachLoop(image: string): Promise<string> {
     let lastError: unknown;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await ensureFreeLoopNode();
+        // Its node is checked only once an attach failed: one program run fewer per workspace.
+        if (attempt > 0) await ensureFreeLoopNode();
         const device = await diskStep('losetup', losetup, ['--find', '--show', '--direct-io=on', image]);
         if (!/^\/dev\/loop\d+$/.test(device)) throw new DiskWorkspaceError(`losetup printed ${device}`);
         return device;
