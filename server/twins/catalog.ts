@@ -57,13 +57,27 @@ interface VendorSourceFile {
   operations?: string[];
 }
 
+/** A twin's own record of what it serves, `server/twins/<name>/catalog.json`. */
+interface TwinCatalogFile {
+  operations: string[];
+  schema_source: TwinSchemaSource;
+}
+
 /**
- * A twin's vendored API description record, `server/twins/<name>/vendor-schema/source.json`, read by name so
- * that this file knows no twin. Looked up beside this module, and from a build (`build/server/twins/`) in
- * the source tree, which the build does not copy JSON into.
+ * A twin's record of what it supports, read by name so that this file knows no twin: its `catalog.json`
+ * where its vendor's description comes from a fetched repository (that description is not shipped: it is
+ * in `../shared/vendor-schemas/`, for the tests), else its committed description's `vendor-schema/source.json`.
+ * Looked up beside this module, and from a build (`build/server/twins/`) in the source tree, which the build
+ * does not copy JSON into.
  */
 function vendorSource(name: string): VendorSourceFile | undefined {
   for (const base of ['./', '../../../server/twins/']) {
+    const own = new URL(`${base}${name}/catalog.json`, import.meta.url);
+    if (existsSync(own)) {
+      const entry = JSON.parse(readFileSync(own, 'utf8')) as TwinCatalogFile;
+      const { name: title, version, url } = entry.schema_source;
+      return { title, url: url ?? undefined, version: version ?? undefined, operations: entry.operations };
+    }
     const file = new URL(`${base}${name}/vendor-schema/source.json`, import.meta.url);
     if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as VendorSourceFile;
   }

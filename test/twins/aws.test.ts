@@ -49,7 +49,7 @@ function useEnv(t: Teardown, env: Record<string, string>): void {
  * rest from the environment. Retries off, so an injected fault reaches the test as it is.
  */
 function clients(t: Teardown, credentials?: { accessKeyId: string; secretAccessKey: string }) {
-  // Every answer is checked against AWS's own Smithy models (server/twins/aws/vendor-schema): a missing
+  // Every answer is checked against AWS's own Smithy models (../shared/vendor-schemas/aws): a missing
   // required member or a value of the wrong type rejects the call and fails the test.
   const s3 = smithyCheck(new S3Client({ maxAttempts: 1, ...(credentials ? { credentials } : {}) }), 's3');
   const sts = smithyCheck(new STSClient({ maxAttempts: 1, ...(credentials ? { credentials } : {}) }), 'sts');

@@ -26,7 +26,7 @@ const seed = {
 /**
  * @clerk/backend takes no `fetch` option: it calls the global fetch, read at call time when NODE_ENV is
  * `test`. Calls to Clerk twins go through `vendorFetch`, so every Backend API answer is checked against
- * Clerk's own description (server/twins/clerk/vendor-schema); other calls (the admin API) pass as they are.
+ * Clerk's own description (../shared/vendor-schemas/clerk); other calls (the admin API) pass as they are.
  */
 const original = globalThis.fetch;
 /**

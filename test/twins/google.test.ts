@@ -9,7 +9,7 @@ import { countsFor } from '../scenarios/sdk-counts.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { vendorFetch } from './vendor-schema.ts';
 
-// Every response of the twin is checked against Google's descriptions (server/twins/google/vendor-schema): a
+// Every response of the twin is checked against Google's descriptions (../shared/vendor-schemas/google): a
 // missing required field or a wrong type rejects the call and fails the test. googleapis sends its calls
 // through the OAuth2Client's gaxios, which takes the checked fetch as its fetchImplementation.
 const fetch = vendorFetch('google');

@@ -1,8 +1,10 @@
 /**
  * Linear twin answers checked against Linear's own GraphQL schema (issue 13).
  *
- * `server/twins/linear/vendor-schema/schema.graphql` is Linear's SDL (linear/linear, trimmed by `trim.ts` to
- * the types the served root fields reach). Each request @linear/sdk sends is checked with graphql-js itself:
+ * `../shared/vendor-schemas/linear/schema.graphql` is Linear's SDL (linear/linear, trimmed by
+ * `linear-schema-trim.ts` to the types the served root fields reach; not committed, see `vendor-schema-dir.ts`).
+ * The twin shapes its answers to the schema @linear/sdk declares (`server/twins/linear/sdk-schema/`), so this
+ * checks that one against Linear's own. Each request @linear/sdk sends is checked with graphql-js itself:
  * the document must validate against the schema, and the answer's `data` is run back through `execute` with
  * the data as root value and a resolver that reads each response key. graphql-js then reports a null in a
  * non-null field and a value its scalar or enum cannot serialize; the resolver adds the checks graphql-js
@@ -10,7 +12,6 @@
  * @linear/sdk calls the global `fetch` and takes no other, so `checkLinearFetch` swaps the global for the
  * length of a test file, as `vendor-hooks.ts` does for resend-node.
  */
-import { readFileSync } from 'node:fs';
 import {
   GraphQLError,
   Kind,
@@ -24,13 +25,13 @@ import {
   type GraphQLSchema,
   type GraphQLTypeResolver,
 } from 'graphql';
+import { readVendorSchemaText } from './vendor-schema-dir.ts';
 
-const schemaFile = new URL('../../server/twins/linear/vendor-schema/schema.graphql', import.meta.url);
 let cached: GraphQLSchema | undefined;
 
-/** Linear's vendored schema, built once per process. */
+/** Linear's own schema, built once per process (a missing file throws VendorSchemaMissingError). */
 export function linearSchema(): GraphQLSchema {
-  cached ??= buildSchema(readFileSync(schemaFile, 'utf8'));
+  cached ??= buildSchema(readVendorSchemaText('linear', 'schema.graphql'));
   return cached;
 }
 

@@ -5,7 +5,12 @@ import { TwinAdminClient } from '../../server/twins/admin-client.ts';
 import { TwinHost } from '../../server/twins/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost, webhookReceiver } from './helpers.ts';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { readVendorSchemaJson } from './vendor-schema-dir.ts';
 import { checkLinearAnswer, checkLinearFetch, checkedOperations } from './linear-schema.ts';
 
 // Every GraphQL answer in this file is checked against Linear's own schema (issue 13).
@@ -256,8 +261,28 @@ t.test("linear twin: the schema check refuses an answer Linear's schema does not
 });
 
 t.test('linear twin: every root field the twin serves was checked against the schema', async (t) => {
-  const source = JSON.parse(
-    readFileSync(new URL('../../server/twins/linear/vendor-schema/source.json', import.meta.url), 'utf8'),
+  const source = readVendorSchemaJson<{ operations: string[] }>('linear', 'source.json');
+  const catalog = JSON.parse(
+    readFileSync(new URL('../../server/twins/linear/catalog.json', import.meta.url), 'utf8'),
   ) as { operations: string[] };
   t.same([...checkedOperations].sort(), [...source.operations].sort());
+  t.same([...catalog.operations].sort(), [...source.operations].sort(), 'the catalog names the same ones');
 });
+
+t.test(
+  'linear twin: the schema it shapes answers to is what generate.ts derives from @linear/sdk',
+  async (t) => {
+    // The twin's run-time schema is committed (no fetched file, no devDependency at run time); regenerated from
+    // the installed SDK it must come out the same, or an SDK upgrade was not followed by generate.ts.
+    const dir = await tempDir(t);
+    const out = join(dir, 'schema.graphql');
+    const generator = fileURLToPath(
+      new URL('../../server/twins/linear/sdk-schema/generate.ts', import.meta.url),
+    );
+    await promisify(execFile)(process.execPath, ['--import=tsx', generator, out], { timeout: 240_000 });
+    const committed = fileURLToPath(
+      new URL('../../server/twins/linear/sdk-schema/schema.graphql', import.meta.url),
+    );
+    t.equal(readFileSync(out, 'utf8'), readFileSync(committed, 'utf8'));
+  },
+);

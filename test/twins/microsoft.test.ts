@@ -13,7 +13,7 @@ import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { vendorFetch } from './vendor-schema.ts';
 
-// Every response of the twin is checked against Microsoft's descriptions (server/twins/microsoft/vendor-schema):
+// Every response of the twin is checked against Microsoft's descriptions (../shared/vendor-schemas/microsoft):
 // a missing required field or a wrong type rejects the call and fails the test.
 const fetch = vendorFetch('microsoft');
 

@@ -5,7 +5,7 @@ import { oktaTwin } from '../../server/twins/okta/twin.ts';
 import { tempHost, type Teardown } from './helpers.ts';
 import { vendorFetch } from './vendor-schema.ts';
 
-// Every response of the twin is checked against Okta's own API description (server/twins/okta/vendor-schema):
+// Every response of the twin is checked against Okta's own API description (../shared/vendor-schemas/okta):
 // a missing required field or a wrong type rejects the call and fails the test.
 const fetch = vendorFetch('okta');
 

@@ -1,7 +1,8 @@
 /**
  * AWS describes its services in Smithy, not OpenAPI (aws/api-models-aws, the models the AWS SDKs are generated
- * from). The AWS twin's vendored models live in `server/twins/aws/vendor-schema/<service>.json`, trimmed to the
- * operations `source.json` lists and the shapes their outputs and errors reach.
+ * from). The AWS twin's models are `<service>.json` in `../shared/vendor-schemas/aws/` (not committed: see
+ * `vendor-schema-dir.ts`), trimmed to the operations `source.json` lists and the shapes their outputs and errors
+ * reach.
  *
  * `smithyCheck(client, service)` adds a middleware to an AWS SDK v3 client that checks every operation's output
  * (the SDK's parse of the XML answer, whose members carry the model's member names) against the model's output
@@ -10,13 +11,16 @@
  * error (e.g. S3's NoSuchKey) is checked against its error shape the same way. A failure rejects the call with
  * a VendorSchemaError, so the test fails on the line of the call.
  *
- *   npx tsx test/twins/smithy-check.ts trim <service> <full model .json>
+ *   npx tsx test/twins/smithy-check.ts trim <service> <full model .json> <source.json> <out .json>
  *
- * regenerates a vendored model from the full one (documentation and examples traits dropped).
+ * regenerates a trimmed model from the full one (documentation and examples traits dropped), keeping the
+ * operations of `<service>` that `<source.json>` lists (e.g. `../shared/vendor-schemas/aws/source.json`).
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
-import { checked, vendorSchemaDir, VendorSchemaError, type CheckResult } from './vendor-schema.ts';
+import { checked, VendorSchemaError, type CheckResult } from './vendor-schema.ts';
+import { readVendorSchemaJson } from './vendor-schema-dir.ts';
 
 interface Shape {
   type: string;
@@ -40,7 +44,7 @@ const models = new Map<string, Model>();
 function model(service: string): Model {
   let m = models.get(service);
   if (!m) {
-    m = JSON.parse(readFileSync(`${vendorSchemaDir('aws')}${service}.json`, 'utf8')) as Model;
+    m = readVendorSchemaJson<Model>('aws', `${service}.json`);
     models.set(service, m);
   }
   return m;
@@ -200,10 +204,8 @@ function stripTraits(shape: Shape): Shape {
 }
 
 /** The operations `source.json` lists for `service`, their output and error shapes, and what those reach. */
-async function trim(service: string, input: string): Promise<void> {
-  const source = JSON.parse(readFileSync(`${vendorSchemaDir('aws')}source.json`, 'utf8')) as {
-    operations: string[];
-  };
+async function trim(service: string, input: string, sourceFile: string, out: string): Promise<void> {
+  const source = JSON.parse(readFileSync(sourceFile, 'utf8')) as { operations: string[] };
   const full = JSON.parse(readFileSync(input, 'utf8')) as Model;
   const kept: Record<string, Shape> = {};
   const pending: string[] = [];
@@ -226,12 +228,20 @@ async function trim(service: string, input: string): Promise<void> {
     for (const ref of [shape.member, shape.key, shape.value, ...Object.values(shape.members ?? {})])
       if (ref && shape.type !== 'enum') pending.push(ref.target);
   }
-  const out = `${vendorSchemaDir('aws')}${service}.json`;
   const text = JSON.stringify({ smithy: full.smithy, shapes: kept });
-  writeFileSync(out, await prettier.format(text, { ...(await prettier.resolveConfig(out)), filepath: out }));
+  // The repository's own prettier settings, wherever the output goes.
+  const style = await prettier.resolveConfig(fileURLToPath(import.meta.url));
+  writeFileSync(out, await prettier.format(text, { ...style, filepath: out }));
   console.log(`${out}: ${Object.keys(kept).length} shapes`);
 }
 
 if (process.argv[1]?.endsWith('smithy-check.ts') && process.argv[2] === 'trim') {
-  await trim(process.argv[3]!, process.argv[4]!);
+  const [service, input, sourceFile, out] = process.argv.slice(3);
+  if (!service || !input || !sourceFile || !out) {
+    console.error(
+      'usage: tsx test/twins/smithy-check.ts trim <service> <full model .json> <source.json> <out .json>',
+    );
+    process.exit(2);
+  }
+  await trim(service, input, sourceFile, out);
 }

@@ -9,16 +9,20 @@
  * - errors are Google's JSON error body, which Discovery leaves out: written from Google's reference page
  *   (https://cloud.google.com/apis/design/errors#http_mapping) for every 4XX and 5XX.
  *
- * Google's OAuth 2.0 endpoints have no Discovery document; their shapes are written from Google's pages in
- * `oauth.json` beside the vendored document (source.json names the pages) and added as they are.
+ * Google's OAuth 2.0 endpoints have no Discovery document; their shapes are written by hand from Google's
+ * pages in `server/twins/google/vendor-schema/oauth.json` (the project's own work, so committed; its README
+ * names the pages) and added as they are.
  *
- *   npx tsx test/twins/vendor-schema-discovery.ts google
+ *   npx tsx test/twins/vendor-schema-discovery.ts <folder> <oauth.json> <out openapi.json>
  *
- * reads `server/twins/google/vendor-schema/*.discovery.json` and `oauth.json`, writes `openapi.json`.
+ * reads `<folder>/*.discovery.json` (`../shared/vendor-schemas/google/`: taken from a fetched repository, so
+ * not in the repository, see `vendor-schema-dir.ts`) and `<oauth.json>`, and writes the output (e.g. into a
+ * writable copy of that folder).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
-import { vendorSchemaDir } from './vendor-schema.ts';
 
 type Json = Record<string, unknown>;
 
@@ -94,8 +98,14 @@ const GOOGLE_ERROR = {
 };
 
 async function main(): Promise<void> {
-  const twin = process.argv[2] ?? 'google';
-  const dir = vendorSchemaDir(twin);
+  const [folder, oauthFile, out] = process.argv.slice(2);
+  if (!folder || !oauthFile || !out) {
+    console.error(
+      'usage: tsx test/twins/vendor-schema-discovery.ts <folder> <oauth.json> <out openapi.json>',
+    );
+    process.exit(2);
+  }
+  const dir = `${join(folder)}/`;
   const paths: Json = {};
   const schemas: Json = { GoogleError: GOOGLE_ERROR };
   const error = { content: { 'application/json': { schema: { $ref: '#/components/schemas/GoogleError' } } } };
@@ -128,17 +138,18 @@ async function main(): Promise<void> {
       schemas[name] = convertSchema(schema);
     }
   }
-  const oauth = JSON.parse(readFileSync(`${dir}oauth.json`, 'utf8')) as { paths: Json; schemas: Json };
+  const oauth = JSON.parse(readFileSync(oauthFile, 'utf8')) as { paths: Json; schemas: Json };
   Object.assign(paths, oauth.paths);
   Object.assign(schemas, oauth.schemas);
-  const out = `${dir}openapi.json`;
   const text = JSON.stringify({
     openapi: '3.0.3',
     info: { title: `Google APIs (${titles.join(', ')}) and Google's OAuth 2.0 endpoints`, version: 'v1' },
     paths,
     components: { schemas },
   });
-  writeFileSync(out, await prettier.format(text, { ...(await prettier.resolveConfig(out)), filepath: out }));
+  // The repository's own prettier settings, wherever the output goes.
+  const style = await prettier.resolveConfig(fileURLToPath(import.meta.url));
+  writeFileSync(out, await prettier.format(text, { ...style, filepath: out }));
   console.log(`${out}: ${Object.keys(paths).length} paths, ${Object.keys(schemas).length} schemas`);
 }
 

@@ -16,7 +16,8 @@
  *
  *   npx tsx test/twins/vendor-schema-graph.ts <cleanMetadata.xml> <out.json>
  *
- * then `npx tsx test/twins/vendor-schema-trim.ts microsoft <out.json>` keeps the operations of source.json.
+ * then `npx tsx test/twins/vendor-schema-trim.ts <out.json> <source.json> <out openapi.json>` keeps the
+ * operations of Microsoft's `source.json` (`../shared/vendor-schemas/microsoft/`, see docs/twins.md).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 

@@ -4,8 +4,8 @@
  * through these checks; here the checks themselves are shown to bite).
  */
 import t from 'tap';
-import { readFileSync } from 'node:fs';
-import { checkResponse, vendorSchemaDir } from './vendor-schema.ts';
+import { checkResponse } from './vendor-schema.ts';
+import { readVendorSchemaJson } from './vendor-schema-dir.ts';
 import { checkShape } from './smithy-check.ts';
 
 t.test('apple: a token response without its id_token, or with a string expires_in, is invalid', async (t) => {
@@ -126,9 +126,7 @@ t.test('microsoft: Graph users and errors are checked against the converted CSDL
 
 t.test('aws: outputs are checked against the Smithy shapes, required members included', async (t) => {
   const model = (service: string) =>
-    JSON.parse(readFileSync(`${vendorSchemaDir('aws')}${service}.json`, 'utf8')) as Parameters<
-      typeof checkShape
-    >[0];
+    readVendorSchemaJson<Parameters<typeof checkShape>[0]>('aws', `${service}.json`);
   const s3 = model('s3');
   const listed = {
     Name: 'app-uploads',

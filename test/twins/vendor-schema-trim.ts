@@ -1,21 +1,25 @@
 /**
- * Regenerates a twin's vendored API description from the vendor's full one, trimmed to the operations the
+ * Regenerates a twin's trimmed API description from the vendor's full one, trimmed to the operations the
  * twin serves (the `operations` of its `source.json`) and the components they reference.
  *
- *   npx tsx test/twins/vendor-schema-trim.ts <twin> <full description .json>
+ *   npx tsx test/twins/vendor-schema-trim.ts <full description .json> <source.json> <out openapi.json>
  *
- * e.g. `github node_modules/@octokit/openapi/generated/api.github.com.json`, or for Slack the
- * `web-api/slack_web_openapi_v2.json` of slackapi/slack-api-specs. It writes `openapi.json` beside
- * `source.json` and records there the SHA-256 of the input and the day it ran; where the input came from
- * (package and version, or repository and commit, and their dates) is kept in `source.json` by hand.
+ * e.g. `node_modules/@octokit/openapi/generated/api.github.com.json server/twins/github/vendor-schema/source.json
+ * server/twins/github/vendor-schema/openapi.json`, or for Slack the `web-api/slack_web_openapi_v2.json` of
+ * slackapi/slack-api-specs into a writable copy of `../shared/vendor-schemas/slack/` (a description from a
+ * fetched repository is never written into the repository). It writes the output, and `source.json` beside the
+ * output with the SHA-256 of the input and the day it ran; where the input came from (package and version, or
+ * repository and commit, and their dates) is kept in `source.json` by hand.
  *
  * What is dropped is documentation only: descriptions, examples, `externalDocs`, request parameters and
  * bodies, response headers. Every schema keyword of the kept responses stays as the vendor wrote it.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
-import { vendorSchemaDir, type VendorSource } from './vendor-schema.ts';
+import type { VendorSource } from './vendor-schema.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -76,13 +80,14 @@ function put(doc: { [key: string]: Json }, pointer: string, value: Json): void {
 }
 
 async function main(): Promise<void> {
-  const [twin, input] = process.argv.slice(2);
-  if (!twin || !input) {
-    console.error('usage: tsx test/twins/vendor-schema-trim.ts <twin> <full description .json>');
+  const [input, sourceFile, out] = process.argv.slice(2);
+  if (!input || !sourceFile || !out) {
+    console.error(
+      'usage: tsx test/twins/vendor-schema-trim.ts <full description .json> <source.json> <out openapi.json>',
+    );
     process.exit(2);
   }
-  const dir = vendorSchemaDir(twin);
-  const source = JSON.parse(readFileSync(`${dir}source.json`, 'utf8')) as VendorSource;
+  const source = JSON.parse(readFileSync(sourceFile, 'utf8')) as VendorSource;
   const text = readFileSync(input);
   const full = JSON.parse(text.toString('utf8')) as { [key: string]: Json };
   const paths = full.paths as { [path: string]: { [method: string]: Json } };
@@ -129,9 +134,8 @@ async function main(): Promise<void> {
     refsIn(component, pending);
   }
 
-  const out = `${dir}openapi.json`;
-  // The repository's own prettier settings, so `npm run format:check` passes on what this writes.
-  const style = { ...(await prettier.resolveConfig(out)), filepath: out };
+  // The repository's own prettier settings (wherever the output goes), as `npm run format:check` wants them.
+  const style = { ...(await prettier.resolveConfig(fileURLToPath(import.meta.url))), filepath: out };
   const formatted = await prettier.format(JSON.stringify(trimmed), style);
   writeFileSync(out, formatted);
   const updated = {
@@ -139,10 +143,8 @@ async function main(): Promise<void> {
     sha256: createHash('sha256').update(text).digest('hex'),
     trimmed_on: new Date().toISOString().slice(0, 10),
   };
-  writeFileSync(
-    `${dir}source.json`,
-    await prettier.format(JSON.stringify(updated), { ...style, filepath: `${dir}source.json` }),
-  );
+  const sourceOut = join(dirname(out), 'source.json');
+  writeFileSync(sourceOut, await prettier.format(JSON.stringify(updated), { ...style, filepath: sourceOut }));
   console.log(
     `${out}: ${source.operations.length} operations, ${done.size} components, ${formatted.length} bytes`,
   );

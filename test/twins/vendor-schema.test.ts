@@ -1,6 +1,12 @@
 import t from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import {
   checkResponse,
   findOperation,
@@ -9,6 +15,13 @@ import {
   vendorFetch,
   VendorSchemaError,
 } from './vendor-schema.ts';
+import {
+  SHARED_VENDOR_SCHEMA_TWINS,
+  sharedVendorSchemasRoot,
+  vendorSchemaDir,
+  vendorSchemaFile,
+  VendorSchemaMissingError,
+} from './vendor-schema-dir.ts';
 
 /** A GitHub user as the description's simple-user requires it. */
 const user = (login: string) => ({
@@ -291,7 +304,7 @@ t.test('an unknown operation fails; paths outside the API are counted as uncheck
   t.equal(web.unchecked, true);
   t.throws(
     () => checkResponse('nosuchtwin', { method: 'GET', path: '/', status: 200, body: {} }),
-    /no vendored description/,
+    VendorSchemaMissingError,
   );
 });
 
@@ -332,4 +345,102 @@ t.test('the twin tests build their SDK clients through the checked ones', async 
       `${file} builds its SDK clients with githubClient/slackClient`,
     );
   }
+});
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+t.test(
+  "the descriptions taken from vendors' repositories are read from ../shared, and all are there",
+  async (t) => {
+    t.equal(
+      sharedVendorSchemasRoot({}),
+      join(repoRoot, '..', 'shared', 'vendor-schemas'),
+      'beside the checkout by default',
+    );
+    t.equal(
+      sharedVendorSchemasRoot({ TWINBOX_VENDOR_SCHEMAS_DIR: '/srv/schemas' }),
+      '/srv/schemas',
+      'or overridden',
+    );
+    // The files each schema check reads: none may be missing, or that twin's answers would go unchecked.
+    const files: Record<string, string[]> = { aws: ['s3.json', 'sts.json'], linear: ['schema.graphql'] };
+    let checked = 0;
+    for (const twin of SHARED_VENDOR_SCHEMA_TWINS) {
+      t.equal(
+        vendorSchemaDir(twin),
+        `${join(sharedVendorSchemasRoot(), twin)}/`,
+        `${twin}: read from shared`,
+      );
+      for (const file of ['source.json', ...(files[twin] ?? ['openapi.json'])]) {
+        t.ok(statSync(vendorSchemaFile(twin, file)).size > 0, `${twin}: ${file}`);
+        checked++;
+      }
+    }
+    t.equal(checked, 21, 'every file of the ten twins was looked at');
+    for (const twin of ['apple', 'github', 'stripe', 'vercel'])
+      t.equal(vendorSchemaDir(twin), `${repoRoot}server/twins/${twin}/vendor-schema/`, `${twin}: committed`);
+  },
+);
+
+t.test('a missing description fails the check, naming its path, in CI and elsewhere', async (t) => {
+  const empty = mkdtempSync(join(tmpdir(), 'twinbox-vendor-schemas-'));
+  t.teardown(() => rmSync(empty, { recursive: true, force: true }));
+  for (const CI of ['true', '']) {
+    const env = { CI, TWINBOX_VENDOR_SCHEMAS_DIR: empty };
+    const error = (() => {
+      try {
+        return vendorSchemaFile('slack', 'openapi.json', env);
+      } catch (e) {
+        return e;
+      }
+    })();
+    t.type(error, VendorSchemaMissingError, `CI=${CI || '(unset)'}: it throws`);
+    t.equal((error as VendorSchemaMissingError).path, join(empty, 'slack', 'openapi.json'));
+    t.match((error as Error).message, join(empty, 'slack', 'openapi.json'));
+    t.match((error as Error).message, /TWINBOX_VENDOR_SCHEMAS_DIR/);
+  }
+  // Through the check itself: a twin whose description is missing fails its first check (not loaded yet here).
+  const saved = process.env.TWINBOX_VENDOR_SCHEMAS_DIR;
+  process.env.TWINBOX_VENDOR_SCHEMAS_DIR = empty;
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.TWINBOX_VENDOR_SCHEMAS_DIR;
+    else process.env.TWINBOX_VENDOR_SCHEMAS_DIR = saved;
+  });
+  t.throws(
+    () => checkResponse('mongoatlas', { method: 'GET', path: '/api/atlas/v2/groups', status: 200, body: {} }),
+    VendorSchemaMissingError,
+  );
+});
+
+t.test('no committed file is one of the descriptions taken from a fetched repository', async (t) => {
+  // The acceptance of issue 20: byte for byte, no file of ../shared/vendor-schemas is in the repository,
+  // but for Google's OAuth shapes, which the project wrote by hand from Google's pages.
+  const own = new Set(['google/oauth.json']);
+  const shared = new Map<string, string>();
+  const root = sharedVendorSchemasRoot();
+  const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+  for (const twin of readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()))
+    for (const file of readdirSync(join(root, twin.name))) {
+      const name = `${twin.name}/${file}`;
+      if (!own.has(name)) shared.set(sha(join(root, name)), name);
+    }
+  t.ok(shared.size >= 20, `${shared.size} files in ${root}`);
+  const { stdout } = await promisify(execFile)('git', ['ls-files', '-z'], {
+    cwd: repoRoot,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const committed = stdout.split('\0').filter(Boolean);
+  t.ok(committed.length > 100, `${committed.length} committed files`);
+  const found = committed.flatMap((file) => {
+    const path = join(repoRoot, file);
+    let hash: string;
+    try {
+      hash = sha(path);
+    } catch {
+      return []; // deleted in the work tree
+    }
+    const match = shared.get(hash);
+    return match ? [`${relative(repoRoot, path)} is ../shared/vendor-schemas/${match}`] : [];
+  });
+  t.same(found, []);
 });

@@ -1,8 +1,9 @@
 /**
  * Twin responses checked against the vendors' own API descriptions (issue 13).
  *
- * Each twin keeps a trimmed copy of its vendor's description in `server/twins/<twin>/vendor-schema/`
- * (`openapi.json`, produced by `vendor-schema-trim.ts` from the full description named in `source.json`).
+ * Each twin's vendor description is trimmed to what the twin serves (`openapi.json`, produced by
+ * `vendor-schema-trim.ts` from the full description named in `source.json`); `vendor-schema-dir.ts` says where
+ * it is read from (`../shared/vendor-schemas/<twin>/` for those taken from a vendor's repository).
  * `checkResponse` finds the operation a request hit and validates the response body against the schema the
  * vendor documents for that status. `vendorFetch` wraps `fetch` with that check; the SDK clients the twin
  * tests use (`githubClient`, `slackClient`, and any SDK given `vendorFetch`) send every call through it, so
@@ -12,12 +13,14 @@
  * `VENDOR_SCHEMA_REPORT=<file>` to append one JSON line per checked response; `vendor-schema-report.ts`
  * sums such a file up.
  */
-import { appendFileSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { appendFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Octokit } from '@octokit/rest';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
+import { readVendorSchemaJson, vendorSchemaDir } from './vendor-schema-dir.ts';
+
+export { vendorSchemaDir };
 
 export type VendorTwin = string;
 
@@ -92,8 +95,6 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   ajv: Ajv,
 ) => Ajv;
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
 interface Operation {
   method: string;
   template: string;
@@ -117,11 +118,6 @@ interface Loaded {
 }
 
 const loaded = new Map<string, Loaded>();
-
-/** Where a twin's vendored description lives. */
-export function vendorSchemaDir(twin: string): string {
-  return `${ROOT}server/twins/${twin}/vendor-schema/`;
-}
 
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
@@ -200,15 +196,9 @@ function applyDeviations(doc: Record<string, unknown>, deviations: Deviation[], 
 function load(twin: string): Loaded {
   const cached = loaded.get(twin);
   if (cached) return cached;
-  const dir = vendorSchemaDir(twin);
-  let source: VendorSource;
-  let raw: Record<string, unknown>;
-  try {
-    source = JSON.parse(readFileSync(`${dir}source.json`, 'utf8')) as VendorSource;
-    raw = JSON.parse(readFileSync(`${dir}openapi.json`, 'utf8')) as Record<string, unknown>;
-  } catch (error) {
-    throw new Error(`no vendored description for twin "${twin}" in ${dir}: ${(error as Error).message}`);
-  }
+  // A missing file throws VendorSchemaMissingError, naming it: the check fails, it is never skipped.
+  const source = readVendorSchemaJson<VendorSource>(twin, 'source.json');
+  const raw = readVendorSchemaJson<Record<string, unknown>>(twin, 'openapi.json');
   const swagger2 = typeof raw.swagger === 'string';
   applyDeviations(raw, source.deviations ?? [], twin);
   const doc = toJsonSchema(raw, { swagger2 }) as Record<string, unknown>;

@@ -1,13 +1,15 @@
 /**
- * Makes the engine's answer conform to Linear's own schema (`vendor-schema/schema.graphql`).
+ * Makes the engine's answer conform to Linear's schema, as @linear/sdk's own types declare it
+ * (`sdk-schema/schema.graphql`, derived from the npm package by `sdk-schema/generate.ts`).
  *
  * `fit.ts` removes from @linear/sdk's documents the fields the engine lacks, and the engine answers some of
  * the fields it has with null where Linear's schema says non-null. The answer is run through graphql-js's
- * `execute` against Linear's schema, with the SDK's original document and the engine's data as root value:
+ * `execute` against that schema, with the SDK's original document and the engine's data as root value:
  * the resolver reads each response key, and where a value is missing it answers null for a nullable field
  * and, for a non-null one, an empty list, an object whose selected fields are filled the same way, or a value
  * of the scalar's type (see `synthesize`). The result is exactly the shape Linear's schema promises for the
- * document. What is synthesized is listed in `vendor-schema/source.json` `deviations`.
+ * document; the twin tests check it against Linear's own `schema.graphql` (`test/twins/linear-schema.ts`).
+ * What is synthesized is listed in docs/twins.md (Linear).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -25,19 +27,23 @@ import {
   type GraphQLTypeResolver,
 } from 'graphql';
 
+export class LinearSchemaMissingError extends Error {
+  override name = 'LinearSchemaMissingError';
+}
+
 let linearSchema: GraphQLSchema | undefined;
 
 /**
- * Linear's vendored schema, read once: beside this module, or from a build (`build/server/twins/linear/`)
- * in the source tree, which the build does not copy the SDL into.
+ * Linear's schema as @linear/sdk declares it, read once: beside this module, or from a build
+ * (`build/server/twins/linear/`) in the source tree, which the build does not copy the SDL into.
  */
-export function vendorLinearSchema(): GraphQLSchema {
+export function linearSdkSchema(): GraphQLSchema {
   if (linearSchema) return linearSchema;
   for (const base of ['./', '../../../../server/twins/linear/']) {
-    const file = new URL(`${base}vendor-schema/schema.graphql`, import.meta.url);
+    const file = new URL(`${base}sdk-schema/schema.graphql`, import.meta.url);
     if (existsSync(file)) return (linearSchema = buildSchema(readFileSync(file, 'utf8')));
   }
-  throw new Error('linear twin: vendor-schema/schema.graphql not found');
+  throw new LinearSchemaMissingError('linear twin: sdk-schema/schema.graphql not found');
 }
 
 /** Linear's default colours of a workflow state by its type (its app's defaults for a new team). */
@@ -138,7 +144,7 @@ export async function conformAnswer(
     return synthesize(info.returnType.ofType, info.parentType.name, info.fieldName, record, baseUrl);
   };
   const result = await execute({
-    schema: vendorLinearSchema(),
+    schema: linearSdkSchema(),
     document,
     rootValue: data,
     variableValues: variables,

@@ -1,6 +1,6 @@
 /**
- * Brings the engine's Web API answers to the shape Slack documents (its Web API description, vendored in
- * `vendor-schema/`; the twin tests check every response against it): users with `updated`, `is_app_user`
+ * Brings the engine's Web API answers to the shape Slack documents (its Web API description, which the twin
+ * tests read from `../shared/vendor-schemas/slack/` and check every response against): users with `updated`, `is_app_user`
  * and image URLs, conversations with `is_general` and the sharing flags, threads with `thread_ts`,
  * `reply_count`, `subscribed` and `parent_user_id`, history with `pin_count`, and no request options echoed
  * back as message fields. The engine's routes and state stay as shipped; only what goes out changes.

@@ -1,9 +1,11 @@
 /**
- * Writes `schema.graphql`: Linear's GraphQL schema (linear/linear, `packages/sdk/src/schema.graphql`, at the
- * commit `source.json` names) trimmed to the types reachable from the root fields the twin serves
- * (`source.json` `operations`), with the fields `source.json` `sdk_additions` adds.
+ * Writes Linear's GraphQL schema (linear/linear, `packages/sdk/src/schema.graphql`, at the commit `source.json`
+ * names) trimmed to the types reachable from the root fields the twin serves (`source.json` `operations`), with
+ * the fields `source.json` `sdk_additions` adds: the schema the Linear tests check answers against
+ * (`linear-schema.ts`). It comes from a fetched repository, so it is not committed: it lives in
+ * `../shared/vendor-schemas/linear/` (see `vendor-schema-dir.ts`).
  *
- *   npx tsx server/twins/linear/vendor-schema/trim.ts <full schema.graphql>
+ *   npx tsx test/twins/linear-schema-trim.ts <full schema.graphql> <source.json> <out schema.graphql>
  *
  * e.g. after `git --git-dir=<mirror of linear/linear> show <commit>:packages/sdk/src/schema.graphql > full.graphql`.
  * Reachable: the root fields' argument and result types, and from each type reached its fields' types and
@@ -12,6 +14,7 @@
  * @linear/sdk (a newer release than the schema's commit) selects; without them its documents do not validate.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import {
   GraphQLObjectType,
@@ -27,13 +30,14 @@ interface LinearSource {
   sdk_additions: { sdl: string; why: string }[];
 }
 
-const here = new URL('./', import.meta.url);
-const fullFile = process.argv[2];
-if (!fullFile) {
-  console.error('usage: trim.ts <full schema.graphql>');
+const [fullFile, sourceFile, out] = process.argv.slice(2);
+if (!fullFile || !sourceFile || !out) {
+  console.error(
+    'usage: tsx test/twins/linear-schema-trim.ts <full schema.graphql> <source.json> <out schema.graphql>',
+  );
   process.exit(2);
 }
-const source = JSON.parse(readFileSync(new URL('source.json', here), 'utf8')) as LinearSource;
+const source = JSON.parse(readFileSync(sourceFile, 'utf8')) as LinearSource;
 const full = buildSchema(
   [readFileSync(fullFile, 'utf8'), ...source.sdk_additions.map((a) => a.sdl)].join('\n'),
 );
@@ -66,15 +70,14 @@ const header = [
   '# source.json `sdk_additions`. Do not edit by hand: run trim.ts.',
   '',
 ].join('\n');
-// Formatted as the repository's format check wants it.
-const out = new URL('schema.graphql', here);
+// Formatted as the repository's format check wants it, wherever the output goes.
 writeFileSync(
   out,
   await format(`${header}${printSchema(trimmed)}\n`, {
-    ...(await resolveConfig(out)),
+    ...(await resolveConfig(fileURLToPath(import.meta.url))),
     parser: 'graphql',
   }),
 );
 console.log(
-  `schema.graphql: ${Object.keys(trimmed.getTypeMap()).length} of ${Object.keys(full.getTypeMap()).length} types`,
+  `${out}: ${Object.keys(trimmed.getTypeMap()).length} of ${Object.keys(full.getTypeMap()).length} types`,
 );
