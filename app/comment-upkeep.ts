@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { GitHubPullRecord } from '../server/store/records.ts';
 import { MARKER, renderComment } from './comment.ts';
 import type { AppDeps } from './deps.ts';
@@ -7,58 +5,20 @@ import { DEPLOYMENT_STATE, postDeploymentState } from './deployments.ts';
 import { httpStatus } from './github.ts';
 import { savePull } from './pull-records.ts';
 
-/** How long a process may take to write a pull request's first comment before another may (it died). */
-const FIRST_COMMENT_CLAIM_MS = 30_000;
-
 /**
- * Brings the pull request's Deployment and its one comment in line with the record and its sandbox.
+ * Brings the pull request's Deployment and its one comment in line with its record and its sandbox.
  * The comment is written only when its text would change (the text has no clock in it).
  *
- * The first comment is written by one process, whichever claims it on the pull request's record: the
- * pull request's lock (`pullLocks`) is per process, so with several processes the one that made the
- * sandbox and the runner that takes its deploy (its `building` change) could otherwise both find no
- * comment and each write one. A process that finds the claim taken waits for the comment, then edits
- * it with the state as it is then.
+ * Called under the pull request's lock (lock.ts, held across processes), and renders from the record
+ * and the sandbox as they are read here, under it, never from what a caller saw before: a change
+ * event's sandbox, or the record as a handler had it. So the last holder of the lock writes the newest
+ * state, and an older state that is handled late (the API process's `queued` after the runner's
+ * `ready`, say) finds the newer one in the store and changes nothing. The first comment is written once
+ * for the same reason: a second process waits for the lock and then finds its id on the record.
  */
 export async function syncPull(deps: AppDeps, rec: GitHubPullRecord): Promise<void> {
-  if (rec.comment_id !== null) return bringUpToDate(deps, rec);
-  const claim = await claimFirstComment(deps, rec);
-  if (!claim.mine) return bringUpToDate(deps, claim.rec);
-  try {
-    await bringUpToDate(deps, claim.rec);
-  } finally {
-    await deps.store.githubPulls.update(rec.id, (current) =>
-      current.comment_claim?.by === claim.token ? { ...current, comment_claim: null } : current,
-    );
-  }
-}
-
-/**
- * Claims the writing of the first comment on the record (read-modify-write, serialized across
- * processes): mine when no comment is recorded and no live claim of another process is; otherwise
- * waits until the comment is recorded or the other claim has expired.
- */
-async function claimFirstComment(
-  deps: AppDeps,
-  rec: GitHubPullRecord,
-): Promise<{ mine: boolean; rec: GitHubPullRecord; token: string }> {
-  const token = randomUUID();
-  for (;;) {
-    const now = Date.now();
-    const current = await deps.store.githubPulls.update(rec.id, (pull) =>
-      pull.comment_id !== null || (pull.comment_claim && Date.parse(pull.comment_claim.until) > now)
-        ? pull
-        : {
-            ...pull,
-            comment_claim: { by: token, until: new Date(now + FIRST_COMMENT_CLAIM_MS).toISOString() },
-          },
-    );
-    // Gone (never stored, or deleted): nothing to race with.
-    if (!current) return { mine: true, rec, token };
-    if (current.comment_id !== null) return { mine: false, rec: current, token };
-    if (current.comment_claim?.by === token) return { mine: true, rec: current, token };
-    await delay(100);
-  }
+  // Gone (deleted meanwhile): the caller's copy is all there is to show.
+  await bringUpToDate(deps, (await deps.store.githubPulls.get(rec.id)) ?? rec);
 }
 
 async function bringUpToDate(deps: AppDeps, rec: GitHubPullRecord): Promise<void> {

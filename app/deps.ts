@@ -4,7 +4,7 @@ import type { SandboxService } from '../server/sandboxes/service.ts';
 import type { SandboxLifecycle } from '../server/sandboxes/lifecycle.ts';
 import type { InstallationCoverage } from './coverage.ts';
 import type { GitHubClient } from './github.ts';
-import type { KeyedLock } from '../server/keyed-lock.ts';
+import type { PullLocks } from './lock.ts';
 
 /** What the App's handlers and helpers work with; built once in index.ts. */
 export interface AppDeps {
@@ -17,8 +17,11 @@ export interface AppDeps {
   freeTtlCapMinutes: number;
   /** An Octokit authenticated as the installation (`undefined`: as the App itself, with its JWT). */
   auth: (installationId?: number) => Promise<GitHubClient>;
-  /** All work on one pull request (events, commands, sandbox changes) runs under its key, in order. */
-  pullLocks: KeyedLock;
+  /**
+   * All work on one pull request (events, commands, sandbox changes) runs under its key, in order, in
+   * every process sharing the store (lock.ts).
+   */
+  pullLocks: PullLocks;
   /** Whether a webhook's repository really belongs to its installation (GitHub asked, cached briefly). */
   coverage: InstallationCoverage;
 }

@@ -8,7 +8,7 @@ import type { SandboxRecord } from '../server/store/records.ts';
 import { QUEUES, type Job, type JobQueue, type SendResult } from '../server/jobs/queue.ts';
 import { InstallationCoverage } from './coverage.ts';
 import type { AppDeps } from './deps.ts';
-import { KeyedLock } from '../server/keyed-lock.ts';
+import { PullLocks } from './lock.ts';
 import { onInstallationCreated, onInstallationDeleted } from './handlers/installation.ts';
 import { onIssueComment } from './handlers/issue-comment.ts';
 import { onPullRequest } from './handlers/pull-request.ts';
@@ -75,7 +75,7 @@ export class GitHubApp {
       publicUrl: options.publicUrl,
       freeTtlCapMinutes: options.freeTtlCapMinutes,
       auth,
-      pullLocks: new KeyedLock(),
+      pullLocks: new PullLocks(options.store),
       coverage: new InstallationCoverage({ auth, logger: log, ttlMs: options.coverageTtlMs ?? 60_000 }),
     };
     this.sandboxChanged = onSandboxChange(this.deps);

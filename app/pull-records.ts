@@ -1,11 +1,16 @@
-import type { Store } from '../server/store/store.ts';
+import { UniqueViolationError, type Store } from '../server/store/store.ts';
 import type { GitHubPullRecord, SandboxRecord, SandboxStatus } from '../server/store/records.ts';
 import { pullKey, type PullFacts } from './pull-facts.ts';
 
 /** Statuses of a sandbox that a pull request still speaks about (and may extend or stop). */
 const LIVE: ReadonlySet<SandboxStatus> = new Set(['queued', 'building', 'ready', 'failed']);
 
-/** The pull request's record (`github_pulls`), created or brought up to date with `facts`. */
+/**
+ * The pull request's record (`github_pulls`), created or brought up to date with `facts`. A read, then
+ * an insert or update: callers hold the pull request's lock (lock.ts), which makes the pair atomic
+ * across processes. Should an insert still meet a record (written by a process without the lock), it
+ * updates that one rather than failing the delivery.
+ */
 export async function rememberPull(store: Store, facts: PullFacts): Promise<GitHubPullRecord> {
   const key = pullKey(facts.repoId, facts.number);
   const now = new Date().toISOString();
@@ -24,18 +29,25 @@ export async function rememberPull(store: Store, facts: PullFacts): Promise<GitH
     const updated = await store.githubPulls.update(key, (current) => ({ ...current, ...fields }));
     if (updated) return updated;
   }
-  return store.githubPulls.insert({
-    id: key,
-    ...fields,
-    sandbox_id: null,
-    deployment_id: null,
-    deployment_state: null,
-    comment_id: null,
-    comment_body: null,
-    approved_sha: null,
-    notice: null,
-    created_at: now,
-  });
+  try {
+    return await store.githubPulls.insert({
+      id: key,
+      ...fields,
+      sandbox_id: null,
+      deployment_id: null,
+      deployment_state: null,
+      comment_id: null,
+      comment_body: null,
+      approved_sha: null,
+      notice: null,
+      created_at: now,
+    });
+  } catch (error) {
+    if (!(error instanceof UniqueViolationError)) throw error;
+    const updated = await store.githubPulls.update(key, (current) => ({ ...current, ...fields }));
+    if (!updated) throw error;
+    return updated;
+  }
 }
 
 export async function savePull(

@@ -189,8 +189,8 @@ export interface GitHubPullRecord {
   deployment_state: string | null;
   comment_id: number | null;
   /**
-   * A process writing the first comment (app/comment-upkeep.ts): others wait for it until `until`
-   * rather than write a second one. Absent on records from before.
+   * No longer written: the first comment is written under the pull request's lock across processes
+   * (app/lock.ts). Records from before may carry it; it is ignored.
    */
   comment_claim?: { by: string; until: string } | null;
   /** The body last written, so an unchanged comment is not written again. */
