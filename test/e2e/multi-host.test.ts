@@ -31,6 +31,7 @@ import { tempDir } from '../helpers/twinbox.ts';
 import { exampleFiles, until } from '../helpers/deploy.ts';
 import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
 import { freshSchema, postgresMissing } from '../helpers/postgres.ts';
+import { missingPart } from '../helpers/ci.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
 import { lostRunnerError } from '../../server/runners/index.ts';
 import { openPostgresStore } from '../../server/store/postgres/store.ts';
@@ -139,11 +140,7 @@ async function api(baseUrl: string, method: string, path: string, token: string,
 t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
   if (!requireHost(t, { bwrap: true, cgroups: true, root: true })) return;
   const pgProblem = await postgresMissing();
-  if (pgProblem) {
-    if (process.env.CI === 'true') t.fail(`required in CI: ${pgProblem}`);
-    else t.plan(0, `skipped outside CI: ${pgProblem}`);
-    return;
-  }
+  if (pgProblem) return missingPart(t, pgProblem);
   const prefix = `tbmh${process.pid % 100000}`;
   const subnet = `10.${200 + (process.pid % 50)}.${(process.pid >> 6) % 250}`;
   const bridge = `${prefix}br`;

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import type { Test } from 'tap';
+import { inCI } from './ci.ts';
 
 /** Debian's Chromium (.ci/run installs it). */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -10,7 +11,7 @@ export const CHROMIUM = '/usr/bin/chromium';
  * there a missing browser fails instead.
  */
 export const chromiumSkip =
-  existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is not installed (apt-get install chromium)`;
+  existsSync(CHROMIUM) || inCI() ? false : `${CHROMIUM} is not installed (apt-get install chromium)`;
 
 /**
  * Headless Chromium, closed when the test ends. Background networking, component updates and sync are

@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import tap from 'tap';
+import { inCI } from './ci.ts';
 import { randomBytes } from 'node:crypto';
 
 /** The database tests use: TWINBOX_TEST_DATABASE_URL, or the machines' own (docs/store.md). */
@@ -55,7 +56,7 @@ export async function postgresMissing(): Promise<string | undefined> {
  * starts or installs it), so there a missing database fails the test instead.
  */
 export async function postgresSkip(): Promise<string | false> {
-  if (process.env.CI) return false;
+  if (inCI()) return false;
   return (await postgresMissing()) ?? false;
 }
 

@@ -7,6 +7,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { attachRouter, sandboxHosts } from '../../server/router/index.ts';
 import { createUser, startTestTwinbox, tempDir } from '../helpers/twinbox.ts';
 import { EndpointTable, fetchVia, loopback, startBackend } from './helpers.ts';
+import { missingPart } from '../helpers/ci.ts';
 
 const ADMIN = 'admin-token-of-the-operator-0123456789abcdef';
 
@@ -407,20 +408,17 @@ t.test('keep-alive: many sequential requests share few backend connections', asy
   t.ok(app.connections() <= 2, `50 requests over ${app.connections()} backend connection(s)`);
 });
 
-const hasCurl = await promisify(execFile)('curl', ['--version']).then(
-  () => true,
-  () => false,
+const curlMissing = await promisify(execFile)('curl', ['--version']).then(
+  () => undefined,
+  () => 'curl is not installed (apt-get install curl)',
 );
-t.test(
-  'curl reaches http://<id>.localhost:<port>/ with no DNS setup',
-  // curl resolves *.localhost to loopback itself, as Chromium does.
-  { skip: hasCurl ? false : 'curl is not installed' },
-  async (t) => {
-    const { url } = await liveApp(t, (req, res) => res.end(`curl saw ${req.headers.host}`));
-    const { stdout } = await promisify(execFile)('curl', ['-s', `${url}/`]);
-    t.equal(stdout, `curl saw ${new URL(url).host}`);
-  },
-);
+// curl resolves *.localhost to loopback itself, as Chromium does.
+t.test('curl reaches http://<id>.localhost:<port>/ with no DNS setup', async (t) => {
+  if (curlMissing) return missingPart(t, curlMissing);
+  const { url } = await liveApp(t, (req, res) => res.end(`curl saw ${req.headers.host}`));
+  const { stdout } = await promisify(execFile)('curl', ['-s', `${url}/`]);
+  t.equal(stdout, `curl saw ${new URL(url).host}`);
+});
 
 t.test('close gives the listener back to hapi alone', async (t) => {
   const other = await startTestTwinbox(t);

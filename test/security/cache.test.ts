@@ -12,7 +12,15 @@ import { LogSink } from '../../server/deploy/logs.ts';
 import { runStep } from '../../server/deploy/processes.ts';
 import type { RuntimeProfile } from '../../server/deploy/profile.ts';
 import { createWorkspace, isMountPoint, removeWorkspace } from '../../server/deploy/workspace.ts';
-import { isolationFor, MiB, requireHost, runnableModes, sandboxId, scratch } from './isolation-fixtures.ts';
+import {
+  bubblewrapModes,
+  isolationFor,
+  MiB,
+  requireHost,
+  runnableModes,
+  sandboxId,
+  scratch,
+} from './isolation-fixtures.ts';
 
 const profile = (install: string, lockfile: string | null = 'package-lock.json'): RuntimeProfile => ({
   source: 'node',
@@ -120,7 +128,7 @@ t.test('node_modules: one tree per account; .npmrc and the lockfile are in the k
 
 t.test("an install can neither read nor write another install's npm cache", async (t) => {
   if (!requireHost(t, { bwrap: true, cgroups: true })) return;
-  for (const mode of runnableModes().filter((m) => m !== 'process-group')) {
+  for (const mode of bubblewrapModes(t)) {
     await t.test(mode, async (t) => {
       const isolation = isolationFor(t, mode);
       const data = await scratch(t);

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { existsSync, readdirSync } from 'node:fs';
 import { createUser } from '../helpers/twinbox.ts';
 import { deploySandbox, deployingTwinbox, githubToDeployFrom } from '../helpers/deploy.ts';
 import { requireHost } from './isolation-fixtures.ts';
@@ -45,10 +46,25 @@ t.test("an app reads none of Twinbox's files, environment or processes, nor anot
   t.equal(victim.status, 'ready', victim.error ?? '');
   const data = tb.dataDir;
   const victimWorkspace = tb.engine!.deployer.workspaceOf(victim.sandbox_id);
+  // Files that exist on the host, each checked here first, so an unreadable one means isolation, not
+  // absence: the key that seals stored secrets, and on the embedded store the records of the JWT secret
+  // and the API keys.
+  const secrets = [
+    `${data}/encryption-key`,
+    ...['server_secrets', 'api_keys'].flatMap((table) => {
+      const dir = `${data}/store/${table}`;
+      return existsSync(dir)
+        ? readdirSync(dir)
+            .filter((name) => name.endsWith('.json'))
+            .slice(0, 1)
+            .map((name) => `${dir}/${name}`)
+        : [];
+    }),
+  ];
+  for (const path of [...secrets, `${victimWorkspace}/snoop.js`]) t.ok(existsSync(path), `${path} exists`);
   const attacker = await create({
     files: [
-      `${data}/jwt-secret`,
-      `${data}/dev-api-key`,
+      ...secrets,
       `${victimWorkspace}/snoop.js`,
       `/proc/${process.pid}/environ`,
       `/proc/${process.pid}/cmdline`,
@@ -66,6 +82,7 @@ t.test("an app reads none of Twinbox's files, environment or processes, nor anot
   t.equal(attacker.status, 'ready', attacker.error ?? '');
   t.equal(attacker.isolation, 'full');
   const report = (await (await fetch(attacker.app_url)).json()) as any;
+  t.ok(Object.keys(report.read).length >= secrets.length + 3, 'every probe was reported');
   for (const [path, text] of Object.entries(report.read)) t.equal(text, null, `cannot read ${path}`);
   for (const [path, list] of Object.entries(report.listed)) t.equal(list, null, `cannot list ${path}`);
   t.ok(report.pids < 10, `sees only its own few processes (${report.pids}), not the host's`);

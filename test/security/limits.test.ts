@@ -19,13 +19,12 @@ import {
   requireHost,
   runIn,
   runnableModes,
+  bubblewrapModes,
   sandboxId,
   scratch,
   startIn,
   testCgroups,
 } from './isolation-fixtures.ts';
-
-const bubblewrapModes = () => runnableModes().filter((m) => m !== 'process-group');
 
 t.test('process count: a fork loop stops at the limit', async (t) => {
   if (!requireHost(t, { bwrap: true, cgroups: true })) return;
@@ -43,7 +42,9 @@ t.test('process count: a fork loop stops at the limit', async (t) => {
       t.match(result.output, /Cannot fork|Resource temporarily unavailable/);
       t.ok(started < LIMITS.pids, `${started} sleeps started, under the limit of ${LIMITS.pids}`);
       const peak = isolation.usage(id)?.pidsPeak;
-      if (peak !== undefined) t.ok(peak <= LIMITS.pids, `at most ${peak} processes at once`);
+      // Kernels since 6.1 report pids.peak in both cgroup hierarchies (the machines here run 6.x).
+      t.type(peak, 'number', 'the kernel reports the peak');
+      t.ok(peak! <= LIMITS.pids, `at most ${peak} processes at once`);
       await isolation.release(id);
       t.same(isolation.usage(id)?.pids, undefined, 'all gone after release');
     });
@@ -102,7 +103,7 @@ t.test('CPU: a busy loop gets at most its quota', async (t) => {
 
 t.test('/tmp: writing past tmpBytes fails with ENOSPC', async (t) => {
   if (!requireHost(t, { bwrap: true, cgroups: true })) return;
-  for (const mode of bubblewrapModes()) {
+  for (const mode of bubblewrapModes(t)) {
     await t.test(mode, async (t) => {
       const isolation = isolationFor(t, mode);
       t.ok(isolation.capabilities.tmpSize);
