@@ -40,7 +40,7 @@ t.test('a graceful stop and start on the same data dir resumes a ready sandbox',
   await customerSaved(dataDir, before.sandbox_id);
   const oldApp = first.engine!.deployer.appPid(before.sandbox_id)!;
   const workspace = first.engine!.deployer.workspaceOf(before.sandbox_id);
-  t.ok(isMountPoint(workspace), 'the workspace is a size-capped tmpfs while it runs');
+  t.ok(isMountPoint(workspace), 'the workspace is mounted (a size-capped disk image) while it runs');
   await first.stop();
   t.notOk(groupAlive(oldApp), 'the app stopped with Twinbox');
   t.same(
@@ -55,7 +55,7 @@ t.test('a graceful stop and start on the same data dir resumes a ready sandbox',
   const after = (await call(second, { url: `/sandboxes/${before.sandbox_id}`, token: user.key })).body;
   const logs = (await call(second, { url: `/sandboxes/${before.sandbox_id}/logs`, token: user.key })).body;
   await checkResumed(t, before, after, logs);
-  t.ok(isMountPoint(workspace), 'its workspace is a tmpfs again');
+  t.ok(isMountPoint(workspace), 'its workspace is mounted again');
   const events = (await call(second, { url: `/sandboxes/${before.sandbox_id}/timeline`, token: user.key }))
     .body;
   t.match(JSON.stringify(events), /Deploy step \\"start\\" done/, 'the resume steps are on the timeline');

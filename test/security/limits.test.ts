@@ -120,7 +120,7 @@ t.test('/tmp: writing past tmpBytes fails with ENOSPC', async (t) => {
   }
 });
 
-t.test('workspace: a tmpfs of the cap; writing past it fails; removed and swept', async (t) => {
+t.test('workspace: a file system of the cap; writing past it fails; removed and swept', async (t) => {
   if (!requireHost(t, { bwrap: true, cgroups: true, root: true })) return;
   const parent = await scratch(t);
   const dir = join(parent, 'ws-1');
