@@ -7,7 +7,9 @@ const LIVE = new Set(['queued', 'building', 'ready']);
 /**
  * What the router asks on every request, answered from memory: the sockets of a sandbox's pod, and where
  * each sandbox stands, kept current from the lifecycle's change events. An ended sandbox is remembered for
- * `keepEndedMs` (its URL answers 410 with the "expired / deleted" page), then forgotten (404).
+ * `keepEndedMs` (its URL answers 410 with the "expired / deleted" page), then forgotten (404). A ready
+ * sandbox the deployer is resuming after a restart is `resuming` (503) from the moment its resume starts
+ * until the lifecycle's next change event once it is over (`live` again, or `failed`).
  */
 export class SandboxDirectory implements SandboxEndpoints {
   private readonly states = new Map<string, { state: SandboxState; timer?: NodeJS.Timeout }>();
@@ -19,7 +21,10 @@ export class SandboxDirectory implements SandboxEndpoints {
 
   observe(sandbox: SandboxRecord): void {
     clearTimeout(this.states.get(sandbox.id)?.timer);
-    if (LIVE.has(sandbox.status)) {
+    if (LIVE.has(sandbox.status) && this.deployer.isResuming(sandbox.id)) {
+      // A change while it resumes (its TTL extended, say) does not make a half-started pod servable.
+      this.resuming(sandbox);
+    } else if (LIVE.has(sandbox.status)) {
       const twins = sandbox.status === 'ready' ? Object.keys(sandbox.twins) : undefined;
       this.states.set(sandbox.id, { state: { state: 'live', ...(twins ? { twins } : {}) } });
     } else if (sandbox.status === 'failed') {
@@ -31,6 +36,12 @@ export class SandboxDirectory implements SandboxEndpoints {
     } else {
       this.states.delete(sandbox.id);
     }
+  }
+
+  /** Its resume is starting (LocalDeployer.onResuming). */
+  resuming(sandbox: SandboxRecord): void {
+    clearTimeout(this.states.get(sandbox.id)?.timer);
+    this.states.set(sandbox.id, { state: { state: 'resuming', twins: Object.keys(sandbox.twins) } });
   }
 
   socketFor(sandboxId: string, target: RouteTarget): string | undefined {

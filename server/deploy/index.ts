@@ -158,6 +158,7 @@ export async function createDeployEngine(deps: {
     logFileBytes: config.appLogFileBytes,
   });
   const directory = new SandboxDirectory(deployer, config.endedPageMinutes * 60_000);
+  deployer.onResuming = (sandbox) => directory.resuming(sandbox);
   // Ready sandboxes keep their workspace and twin state: recover() resumes them (docs/sandboxes.md).
   const ready = await deps.store.sandboxes.findBy('status', 'ready');
   await deployer.killLeftovers(new Set(ready.map((sandbox) => sandbox.id)));

@@ -84,6 +84,11 @@ export class LocalDeployer implements Deployer {
   onBlockedEgress: (sandboxId: string, blocked: BlockedEgress[]) => void = () => {};
   /** Called as each deploy step starts and ends (the composition root points it at the timeline). */
   onStep: (sandboxId: string, ...step: Parameters<StepObserver>) => void = () => {};
+  /**
+   * Called as a resume starts, before any of it runs: the router's directory then answers the sandbox's
+   * URLs with 503 until the lifecycle reports it back (or failed), never "No such sandbox".
+   */
+  onResuming: (sandbox: SandboxRecord) => void = () => {};
 
   constructor(private readonly opts: LocalDeployerOptions) {
     this.logs = new SandboxLogs(join(opts.dataDir, 'logs'), opts.logBytes, opts.logFileBytes);
@@ -134,6 +139,11 @@ export class LocalDeployer implements Deployer {
   /** Where a shutdown copies a tmpfs workspace, which must not stay mounted while Twinbox is down. */
   private suspendedOf(sandboxId: string): string {
     return join(this.opts.dataDir, 'suspended', encodeURIComponent(sandboxId));
+  }
+
+  /** Is this sandbox being resumed after a restart (its app not back yet)? */
+  isResuming(sandboxId: string): boolean {
+    return this.resuming.has(sandboxId);
   }
 
   /** PID (= process group) of a sandbox's running app, for tests and diagnostics. */
@@ -214,6 +224,7 @@ export class LocalDeployer implements Deployer {
    * do not change. Rejects with the reason (workspace gone, app does not come up...), releasing all.
    */
   resume(sandbox: SandboxRecord): Promise<void> {
+    this.onResuming(sandbox);
     const controller = new AbortController();
     const done = this.resumeNow(sandbox, controller);
     this.resuming.set(sandbox.id, { controller, done: done.catch(() => {}) });

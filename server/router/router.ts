@@ -35,12 +35,15 @@ export type RouteTarget = { kind: 'app' } | { kind: 'twin'; name: string };
  * Where a sandbox stands, as far as routing cares:
  * - `live`: queued, building or ready; requests go to `socketFor`, or get 503 while it has none yet.
  *   `twins`, when given, are the twin names the sandbox has: another name gets 404 instead of 503.
+ * - `resuming`: `ready` before a Twinbox restart and being brought back (its app and twins started again):
+ *   503 with `Retry-After` until it is `live` again (or `failed`), never a request to a half-started pod.
  * - `failed`: 502 with the error.
  * - `ended`: expired or deleted recently: 410 with the "expired / deleted" page.
  * - `unknown`: no such sandbox (or ended long ago): 404.
  */
 export type SandboxState =
   | { state: 'live'; twins?: readonly string[] }
+  | { state: 'resuming'; twins?: readonly string[] }
   | { state: 'failed'; error?: string | null }
   | { state: 'ended'; sandbox: EndedSandbox }
   | { state: 'unknown' };
@@ -137,7 +140,11 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
   const proxy = new ProxyServer({ agent, selfHandleResponse: true });
   const tunnels = new Set<Socket>();
 
+  // The backend's answer to each proxied request, once it starts: an upload that fails after it arrived
+  // whole does not undo it (see proxyWeb).
+  const answers = new WeakMap<ServerResponse, IncomingMessage>();
   proxy.on('proxyRes', (proxyRes, req, res) => {
+    answers.set(res, proxyRes);
     const requestId = String(req.headers[REQUEST_ID_HEADER]);
     const headers = forwardResponseHeaders(proxyRes.headers, requestId);
     res.writeHead(proxyRes.statusCode ?? 502, proxyRes.statusMessage, headers);
@@ -146,6 +153,16 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
     // A pipe does not pass on an abort: a backend that dies mid-body would leave the client waiting.
     proxyRes.once('close', () => {
       if (!proxyRes.complete) res.destroy();
+    });
+  });
+  proxy.on('proxyReq', (proxyReq, req, res) => {
+    // A backend may answer before it has the whole body, then close (a twin refusing a body too large to
+    // drop): the rest of the client's body has nowhere to go. It is dropped, so the client finishes
+    // sending and reads the answer on an intact connection, instead of stalling on a closed socket.
+    proxyReq.once('close', () => {
+      if (!answers.get(res)?.complete || req.complete) return;
+      req.unpipe(proxyReq);
+      req.resume();
     });
   });
   proxy.on('proxyReqWs', (proxyReq, req) => {
@@ -189,20 +206,24 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
             message: `Sandbox ${host.id} failed${state.error ? `: ${state.error}` : '.'} Its logs: GET /sandboxes/${host.id}/logs.`,
           },
         };
+      case 'resuming':
+        if (host.twin && state.twins && !state.twins.includes(host.twin))
+          return noSuchTwin(host, state.twins);
+        return {
+          problem: {
+            status: 503,
+            code: 'sandbox_resuming',
+            title: 'Coming back',
+            message: `${what} is coming back after a Twinbox restart: its app and twins are starting again. Try again in a few seconds.`,
+            retryAfter: 2,
+          },
+        };
       case 'live': {
         const target: RouteTarget = host.twin ? { kind: 'twin', name: host.twin } : { kind: 'app' };
         const socketPath = endpoints.socketFor(host.id, target);
         if (socketPath) return { socketPath };
-        if (host.twin && state.twins && !state.twins.includes(host.twin)) {
-          return {
-            problem: {
-              status: 404,
-              code: 'twin_not_found',
-              title: 'No such twin',
-              message: `Sandbox ${host.id} has no twin "${host.twin}"; its twins: ${state.twins.join(', ') || 'none'}.`,
-            },
-          };
-        }
+        if (host.twin && state.twins && !state.twins.includes(host.twin))
+          return noSuchTwin(host, state.twins);
         return {
           problem: {
             status: 503,
@@ -214,6 +235,17 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
         };
       }
     }
+  }
+
+  function noSuchTwin(host: SandboxHost, twins: readonly string[]): Decision {
+    return {
+      problem: {
+        status: 404,
+        code: 'twin_not_found',
+        title: 'No such twin',
+        message: `Sandbox ${host.id} has no twin "${host.twin}"; its twins: ${twins.join(', ') || 'none'}.`,
+      },
+    };
   }
 
   function answer(req: IncomingMessage, res: ServerResponse, host: SandboxHost, decision: Decision): void {
@@ -260,6 +292,14 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
         over({ status: res.headersSent ? res.statusCode : undefined, endedAt: Date.now() }),
       );
     proxy.web(req, res, { target: backend(decision.socketPath) }, (error) => {
+      if (answers.get(res)?.complete) {
+        // The backend answered in full, then stopped taking the body: its answer stands (see 'proxyReq').
+        logger.debug(
+          { err: error, sandbox_id: host.id, request_id: requestId },
+          'router: the backend closed the upload after its answer',
+        );
+        return;
+      }
       logger.warn(
         { err: error, sandbox_id: host.id, twin: host.twin, request_id: requestId },
         'router: backend did not answer',

@@ -11,6 +11,7 @@ import {
   errorBody,
   headersOf,
   readBody,
+  refuseUnread,
   RequestAbortedError,
   toFetchRequest,
   writeResponse,
@@ -269,7 +270,7 @@ export class TwinInstance {
     let body: Buffer = Buffer.alloc(0);
     let response: Response;
     let faultLabel: string | undefined;
-    // Until the body is read, a refusal leaves the rest of it unread (see closeUnread).
+    // Until the body is read, a refusal has the rest of it to drop (refuseUnread).
     let read = false;
     /** Whether the request may change state, so that its change must be on disk before the answer. */
     let changes = false;
@@ -321,7 +322,7 @@ export class TwinInstance {
     }
     if (res.headersSent || res.destroyed) return;
     const outHeaders = new Headers(response.headers);
-    if (!read) closeUnread(req, res, outHeaders);
+    if (!read) refuseUnread(req);
     writeResponse(res, response.status, outHeaders, out);
     const known = this.driver.secrets();
     const requestType = req.headers['content-type'] ?? '';
@@ -364,7 +365,7 @@ export class TwinInstance {
   ): Promise<void> {
     const send = (status: number, body: unknown, unread = false) => {
       const headers = new Headers({ 'content-type': 'application/json; charset=utf-8' });
-      if (unread) closeUnread(req, res, headers);
+      if (unread) refuseUnread(req);
       writeResponse(res, status, headers, Buffer.from(JSON.stringify(body)));
     };
     // The token is checked before any of the body is read.
@@ -437,17 +438,6 @@ function requestUrl(baseUrl: string, path: string): URL {
     }
   }
   throw new TwinInputError(400, 'the request target must be a path', 'invalid_target');
-}
-
-/**
- * A refused request whose body is still on the wire: the response says `Connection: close` and the socket
- * is destroyed once it is sent, so the rest of the body is never read. A request already complete (no
- * body, or a small one that arrived whole) keeps its connection.
- */
-function closeUnread(req: IncomingMessage, res: ServerResponse, headers: Headers): void {
-  if (req.complete) return;
-  headers.set('connection', 'close');
-  res.once('finish', () => req.socket?.destroy());
 }
 
 function formatHost(host: string): string {
