@@ -5,7 +5,8 @@
  * TwinHost (the baseline), (b) the twins in a sandbox's pod, from inside the sandbox (the app deployed
  * with full isolation), (c) the sandbox's twins from the host through the router.
  * First, every twin in the registry against the bare engine serving the same call (bench/twins/ratio.ts).
- * Run: npx tsx bench/twins/run.ts        BENCH_TWINS_PART=ratio|sdk|oop: only that part
+ * Last, what a durable write costs: journalled before the answer vs snapshotted after (bench/twins/durable.ts).
+ * Run: npx tsx bench/twins/run.ts        BENCH_TWINS_PART=ratio|sdk|oop|durable: only that part
  * Ratio knobs: BENCH_RATIO_CALLS (200), BENCH_RATIO_ROUNDS (3), BENCH_RATIO_WARMUP (50), BENCH_RATIO_TWINS=a,b
  */
 import '../../test/helpers/sandbox-hosts.ts';
@@ -22,6 +23,7 @@ import Stripe from 'stripe';
 import { TwinHost } from '../../server/twins/host.ts';
 import { startBareEngine } from '../../server/twins/engine/emulate.ts';
 import { benchTwinbox, ratio, sourceTwin } from '../kit.ts';
+import { durableTable } from './durable.ts';
 import { ratioTable } from './ratio.ts';
 
 setFlagsFromString('--expose-gc');
@@ -340,3 +342,4 @@ const part = process.env.BENCH_TWINS_PART;
 if (!part || part === 'ratio') await ratioTable();
 if (!part || part === 'sdk') await main();
 if (!part || part === 'oop') await outOfProcess();
+if (!part || part === 'durable') await durableTable();

@@ -17,6 +17,7 @@ import {
   writeResponse,
 } from './http.ts';
 import {
+  applyChanges,
   journalPath,
   stateChanges,
   StateJournal,
@@ -179,12 +180,14 @@ export class TwinInstance {
       this.scheduleSave();
       return;
     }
-    const state = plainJson(this.driver.snapshot());
-    const patch = stateChanges(this.persisted, state);
+    // Compared with the live snapshot, not a JSON copy of it: copying cost twice the comparison (every
+    // driver's snapshot is plain JSON already; durability.test.ts checks it for each twin).
+    const patch = stateChanges(this.persisted, this.driver.snapshot());
     if (!patch.length) return;
-    this.persisted = state;
+    const appended = this.journal.append(patch);
+    this.persisted = applyChanges(this.persisted, patch);
     try {
-      await this.journal.append(patch);
+      await appended;
     } catch (error) {
       // The change is in memory but not on disk: a new snapshot holds it (and starts a sound journal).
       void this.compact().catch((e: unknown) => this.saveFailed(e));

@@ -153,6 +153,14 @@ export function stateChanges(before: unknown, after: unknown): Operation[] {
   return before === after ? [] : [{ op: 'replace', path: '', value: after }];
 }
 
+/**
+ * `state` with `patch` applied, in place where it can be. The values in a patch from `stateChanges` are
+ * copies, so a state advanced this way stays detached from the driver's live objects.
+ */
+export function applyChanges(state: unknown, patch: Operation[]): unknown {
+  return jsonpatch.applyPatch(state, patch, false, true).newDocument;
+}
+
 function isContainer(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
 }

@@ -1,10 +1,10 @@
 import type { Test } from 'tap';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { until } from '../helpers/deploy.ts';
+import Stripe from 'stripe';
 import '../helpers/sandbox-hosts.ts';
 
 /**
@@ -38,34 +38,23 @@ export function mountsUnder(dir: string): string[] {
     .filter((point) => point.startsWith(`${dir}/`));
 }
 
-/** A Stripe customer made through the sandbox's twin, as the app's own code would (Bearer secret key). */
-export async function createCustomer(sandbox: any): Promise<string> {
-  const res = await fetch(`${sandbox.twins.stripe.base_url}/v1/customers`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${sandbox.twins.stripe.env_vars.STRIPE_SECRET_KEY}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: `email=${encodeURIComponent(EMAIL)}`,
+/** stripe-node as the app would build it, pointed at the sandbox's Stripe twin (its public URL). */
+export function stripeOf(sandbox: any): Stripe {
+  const url = new URL(sandbox.twins.stripe.base_url as string);
+  return new Stripe(sandbox.twins.stripe.env_vars.STRIPE_SECRET_KEY as string, {
+    host: url.hostname,
+    port: Number(url.port),
+    protocol: 'http',
+    maxNetworkRetries: 0,
   });
-  if (res.status !== 200) throw new Error(`customer not made: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { id: string }).id;
 }
 
-/** The twin saves its state a moment after a change: wait until the customer is on disk. */
-export async function customerSaved(dataDir: string, sandboxId: string): Promise<void> {
-  const file = () => {
-    const pods = join(dataDir, 'pods');
-    for (const slot of existsSync(pods) ? readdirSync(pods) : []) {
-      const path = join(pods, slot, 'state', encodeURIComponent(sandboxId), 'stripe.json');
-      if (existsSync(path)) return path;
-    }
-    return undefined;
-  };
-  await until(() => {
-    const path = file();
-    return path !== undefined && readFileSync(path, 'utf8').includes(EMAIL);
-  }, "the Stripe twin's state saved");
+/**
+ * A Stripe customer made through the sandbox's twin with stripe-node. Once it is answered it is on disk
+ * (the twin's journal, docs/twins.md): a kill -9 of any process right after must not lose it.
+ */
+export async function createCustomer(sandbox: any, email = EMAIL): Promise<string> {
+  return (await stripeOf(sandbox).customers.create({ email })).id;
 }
 
 /** What must hold of a sandbox after the restart, against what it was before. */

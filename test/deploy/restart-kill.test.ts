@@ -9,12 +9,13 @@ import { exampleFiles, githubToDeployFrom, until } from '../helpers/deploy.ts';
 import { spawnTwinbox, stopGracefully, type TwinboxProcess } from '../helpers/process.ts';
 import { schemaForDataDir } from '../helpers/postgres.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
-import { checkResumed, createCustomer, customerSaved, dataDirFor, mountsUnder } from './restart-helpers.ts';
+import { checkResumed, createCustomer, dataDirFor, mountsUnder, stripeOf } from './restart-helpers.ts';
 
 /**
  * Restarts lose nothing (issue 14, part 2), the hard way: a Twinbox started as `npm start` does is killed
  * with SIGKILL, and the one started after it resumes its ready sandbox, with nothing of the killed one
- * left running beside it.
+ * left running beside it. Each kill comes the moment a twin write was answered (issue 20, part 3): first
+ * the sandbox's pod, which hosts the twins, then Twinbox; both writes are there afterwards.
  */
 
 /** The sandbox's app process group, as its pid file records it. */
@@ -24,6 +25,19 @@ function recordedApp(dataDir: string, sandboxId: string): number {
       pgid: number;
     }
   ).pgid;
+}
+
+/** The sandbox's pod slot, as its resume record names it. */
+function podSlot(dataDir: string, sandboxId: string): string {
+  return (
+    JSON.parse(readFileSync(join(dataDir, 'resume', `${sandboxId}.json`), 'utf8')) as { pod_slot: string }
+  ).pod_slot;
+}
+
+/** The process group of the pod in `slot`, as its pid file records it. */
+function recordedPod(dataDir: string, slot: string): number {
+  return (JSON.parse(readFileSync(join(dataDir, 'run', 'pods', `${slot}.pid`), 'utf8')) as { pgid: number })
+    .pgid;
 }
 
 function recordedPods(dataDir: string): number[] {
@@ -84,14 +98,29 @@ t.test('kill -9 of a Twinbox process: the restarted one resumes its ready sandbo
   );
   if (before.status !== 'ready') t.comment(first.output());
   t.equal(before.status, 'ready', before.error ?? 'deployed');
+
+  // The pod, which hosts the twins, killed the moment a write was answered: Twinbox starts it again and
+  // the twin comes back from disk with the customer.
+  const stripe = stripeOf(before);
+  const podKept = await createCustomer(before, 'pod-kill@example.com');
+  process.kill(-recordedPod(dataDir, podSlot(dataDir, id)), 'SIGKILL');
+  let afterPodKill: string | undefined;
+  await until(
+    async () =>
+      (afterPodKill = await stripe.customers.retrieve(podKept).then(
+        (c) => c.id,
+        () => undefined,
+      )) !== undefined,
+    "the Stripe twin back after its pod's kill -9",
+    120_000,
+  );
+  t.equal(afterPodKill, podKept, 'the customer answered just before the pod was killed is there');
+
+  // Then Twinbox, the moment the next write was answered.
   await createCustomer(before);
-  await customerSaved(dataDir, id);
   const oldApp = recordedApp(dataDir, id);
   const oldPods = recordedPods(dataDir);
-  const slot = (
-    JSON.parse(readFileSync(join(dataDir, 'resume', `${id}.json`), 'utf8')) as { pod_slot: string }
-  ).pod_slot;
-
+  const slot = podSlot(dataDir, id);
   first.child.kill('SIGKILL');
   await first.exited;
   const second = await spawnTwinbox(t, env);
@@ -107,6 +136,8 @@ t.test('kill -9 of a Twinbox process: the restarted one resumes its ready sandbo
   );
   const after = await api(second, key, `/sandboxes/${id}`);
   await checkResumed(t, before, after, logs);
+  const podKeptAfter = await stripeOf(after).customers.retrieve(podKept);
+  t.equal(podKeptAfter.id, podKept, 'the customer kept through the pod kill is still there');
 
   // Never two copies: what the killed Twinbox left is gone, and one new app runs.
   t.notOk(groupAlive(oldApp), "the killed Twinbox's app is gone");

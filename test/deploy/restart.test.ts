@@ -13,7 +13,7 @@ import {
   until,
 } from '../helpers/deploy.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
-import { checkResumed, createCustomer, customerSaved, dataDirFor, mountsUnder } from './restart-helpers.ts';
+import { checkResumed, createCustomer, dataDirFor, mountsUnder } from './restart-helpers.ts';
 
 /**
  * Restarts lose nothing (issue 14, part 2), graceful: Twinbox stops and starts again on the same data dir
@@ -37,7 +37,6 @@ t.test('a graceful stop and start on the same data dir resumes a ready sandbox',
   });
   t.equal(before.status, 'ready', before.error ?? '');
   await createCustomer(before);
-  await customerSaved(dataDir, before.sandbox_id);
   const oldApp = first.engine!.deployer.appPid(before.sandbox_id)!;
   const workspace = first.engine!.deployer.workspaceOf(before.sandbox_id);
   t.ok(isMountPoint(workspace), 'the workspace is mounted (a size-capped disk image) while it runs');

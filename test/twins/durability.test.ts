@@ -7,6 +7,7 @@ import { Octokit } from '@octokit/rest';
 import { Resend } from 'resend';
 import Stripe from 'stripe';
 import { journalPath, snapshotPath } from '../../server/twins/persistence.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 import type { TwinEntry } from '../../server/twins/host.ts';
 import { tempDir, type Teardown } from './helpers.ts';
 
@@ -164,4 +165,44 @@ t.test('reads write nothing; a torn last journal record is dropped, the ones bef
   t.equal((restored as Stripe.Customer).email, 'reader@example.com', 'the answered write is kept');
   t.match(second.stderr(), /journal replay stopped early.*torn/, 'the torn record is reported');
   await killNow(second);
+});
+
+/** Where `value` is not plain JSON (a Date, a Map, a class instance, undefined in an array...), or undefined. */
+function notPlain(value: unknown, path = ''): string | undefined {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = notPlain(item, `${path}/${i}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (typeof value !== 'object') return path;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return path;
+  for (const [key, item] of Object.entries(value)) {
+    // An absent key, to JSON and to the diff alike (not so in an array, where JSON makes it null).
+    if (item === undefined) continue;
+    const found = notPlain(item, `${path}/${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+// The journal diffs a driver's live snapshot against the persisted state (instance.ts, commit): a value
+// JSON would turn into something else would be recorded wrongly, or on every write.
+t.test("every twin's snapshot is plain JSON", async (t) => {
+  t.ok(twinFactories.size >= 14, 'all twins are checked');
+  for (const [name, factory] of twinFactories) {
+    const driver = await factory.create({
+      baseUrl: 'http://127.0.0.1:9',
+      seed: factory.validateSeed(undefined),
+    });
+    try {
+      t.equal(notPlain(driver.snapshot()), undefined, `${name}: no value JSON would change`);
+    } finally {
+      await driver.close();
+    }
+  }
 });
