@@ -259,6 +259,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
         : undefined;
     await reaper.start();
     identity.sweeper.start(SWEEP_INTERVAL_MS);
+    timeline.start(SWEEP_INTERVAL_MS);
     await lifecycle.recover();
     await cluster?.start();
     // Only now: a deploy job cut off by a crash runs again, and must find its sandbox `queued` again.
@@ -280,7 +281,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
         await githubApp?.close();
         await lifecycle.stop();
         await engine?.close();
-        await timeline.idle();
+        await timeline.stop();
         await identity.mail.close();
         await store.close();
         lock.release();

@@ -5,6 +5,7 @@ import type { Store } from '../store/store.ts';
 import type { SandboxRecord } from '../store/records.ts';
 import type { TwinFactory } from '../twins/driver.ts';
 import { twinFactories } from '../twins/registry.ts';
+import { ExpirySweeper } from '../store/expiry.ts';
 import { AppRequestRecorder } from './app-requests.ts';
 import { SandboxEvents } from './events.ts';
 import { TimelineService } from './service.ts';
@@ -23,8 +24,12 @@ export interface Timeline {
   events: SandboxEvents;
   /** Goes to the deployer (LocalDeployer.onStep). */
   onStep: SandboxEvents['onStep'];
-  /** Waits for events still being written (shutdown, tests). */
+  /** Waits for events and app requests still being written (shutdown, tests). */
   idle(): Promise<void>;
+  /** Sweeps stored app requests past their retention now and every `intervalMs`. */
+  start(intervalMs: number): void;
+  /** Stops the sweep and writes what is still to be written. */
+  stop(): Promise<void>;
 }
 
 export interface TimelineOptions {
@@ -41,7 +46,13 @@ export function createTimeline(options: TimelineOptions): Timeline {
   const factories = options.factories ?? twinFactories;
   const events = new SandboxEvents(options.store, options.logger);
   events.attach(options.lifecycle);
-  const requests = new AppRequestRecorder();
+  const requests = new AppRequestRecorder({ store: options.store, logger: options.logger });
+  const sweeper = new ExpirySweeper(
+    options.store.sweepCursors,
+    [requests.swept()!],
+    () => Date.now(),
+    (error) => options.logger.warn({ err: error }, 'timeline: could not sweep old app requests'),
+  );
   const twinLogs = new TwinLogs({
     reach: options.twinReach ?? (async () => undefined),
     twinNames: [...factories.keys()],
@@ -82,5 +93,20 @@ export function createTimeline(options: TimelineOptions): Timeline {
     twinLogs,
     factories,
   });
-  return { service, requests, events, onStep, idle: () => events.idle() };
+  const idle = async () => {
+    await requests.flush();
+    await events.idle();
+  };
+  return {
+    service,
+    requests,
+    events,
+    onStep,
+    idle,
+    start: (intervalMs) => sweeper.start(intervalMs),
+    stop: async () => {
+      await sweeper.stop();
+      await idle();
+    },
+  };
 }

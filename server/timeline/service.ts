@@ -52,8 +52,12 @@ export class TimelineService {
       throw error;
     }
     const at = (key: string) => positions[key] ?? START;
-    // Twinbox restarted (or forgot an idle sandbox's requests): the app's feed counts from 1 again.
-    if (requests.lastSeq(sandbox.id) < at('app')) positions.app = START;
+    // Every app request kept, whichever process's router forwarded it (the store's, and this process's
+    // not yet written): one read serves the feed and the links.
+    const kept = await requests.ended(sandbox.id);
+    // Kept in memory only, the app's feed counts from 1 again after a restart (or once an idle sandbox's
+    // requests were forgotten); stored, its seqs continue, and a position past them is only not there yet.
+    if (!requests.durable && (kept.at(-1)?.seq ?? 0) < at('app')) positions.app = START;
 
     const notes: string[] = [];
     const names = [
@@ -84,10 +88,10 @@ export class TimelineService {
       else traffic.push(result);
     }
 
-    const forwarded = requests.all(sandbox.id);
+    const forwarded = [...kept, ...requests.inFlight(sandbox.id)];
     const feeds: Feed[] = [
       eventFeed(sandbox, await events.after(sandbox.id, at('events')), at('events')),
-      appFeed(requests.endedAfter(sandbox.id, at('app')), at('app'), traffic, forwarded),
+      appFeed(kept, at('app'), traffic, forwarded),
     ];
     const now = Date.now();
     for (const twin of traffic) {

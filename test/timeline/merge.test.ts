@@ -291,10 +291,12 @@ t.test('AppRequestRecorder keeps a bounded number of requests and sandboxes', as
       headers: {},
       startedAt: T0,
     });
+  const after = async (sandboxId: string, seq: number) =>
+    (await recorder.ended(sandboxId)).filter((r) => r.seq > seq);
   const slow = forward('a', 'slow');
   for (let i = 1; i <= 4; i++) forward('a', `r${i}`, `/p${i}?k=v&k=w`)({ status: 200, endedAt: T0 + i });
   t.same(
-    recorder.endedAfter('a', 0).map((r) => [r.seq, r.request_id]),
+    (await after('a', 0)).map((r) => [r.seq, r.request_id]),
     [
       [2, 'r2'],
       [3, 'r3'],
@@ -303,22 +305,27 @@ t.test('AppRequestRecorder keeps a bounded number of requests and sandboxes', as
     'the oldest ended request went',
   );
   t.same(
-    recorder.endedAfter('a', 3).map((r) => r.request_id),
+    (await after('a', 3)).map((r) => r.request_id),
     ['r4'],
   );
   t.equal(recorder.find('a', 'r1'), undefined);
   t.same(recorder.find('a', 'r4')?.query_keys, ['k']);
   t.equal(recorder.find('a', 'slow')?.ended_at, undefined, 'in flight');
-  t.ok(recorder.all('a').some((r) => r.request_id === 'slow'));
+  t.same(
+    recorder.inFlight('a').map((r) => r.request_id),
+    ['slow'],
+  );
   slow({ status: undefined, endedAt: T0 + 10 });
   t.same(
-    recorder.endedAfter('a', 4).map((r) => [r.request_id, r.status]),
+    (await after('a', 4)).map((r) => [r.request_id, r.status]),
     [['slow', undefined]],
   );
-  t.equal(recorder.lastSeq('a'), 5);
+  t.equal((await recorder.ended('a')).at(-1)?.seq, 5);
+  t.same(recorder.inFlight('a'), [], 'nothing in flight any more');
 
   forward('b', 'b1')({ status: 200, endedAt: T0 });
   forward('c', 'c1')({ status: 200, endedAt: T0 });
-  t.same(recorder.all('a'), [], 'the sandbox written to least recently was forgotten');
-  t.equal(recorder.lastSeq('c'), 1);
+  t.same(await recorder.ended('a'), [], 'the sandbox written to least recently was forgotten');
+  t.equal((await recorder.ended('c')).at(-1)?.seq, 1);
+  t.notOk(recorder.durable, 'without a store, kept in memory only');
 });

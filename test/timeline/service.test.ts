@@ -142,7 +142,10 @@ t.test('app requests, the twin calls they made, the changes, webhooks, linked; p
     'the webhook delivery',
     30_000,
   );
-  await until(() => requests.all(id).some((r) => r.path === '/hooks' && r.ended_at), 'the /hooks request');
+  await until(
+    async () => (await requests.ended(id)).some((r) => r.path === '/hooks' && r.ended_at),
+    'the /hooks request',
+  );
 
   const full = await timeline.page(account, id, { limit: 500 });
   t.same(full.notes, []);
