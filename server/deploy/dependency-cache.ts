@@ -24,8 +24,8 @@ export type InstallRunner = (
 
 export interface DependencyCacheOptions {
   /**
-   * Cap of a cache-filling install's staging directory (a tmpfs where Twinbox can mount one, see
-   * createWorkspace): without it an install could fill the disk. The sandbox's workspace size is the
+   * Cap of a cache-filling install's staging directory (a workspace of its own, a disk image where
+   * Twinbox can mount one, see createWorkspace): without it an install could fill the disk. The sandbox's workspace size is the
    * natural value.
    */
   stagingBytes?: number;
@@ -88,8 +88,8 @@ export class DependencyCache {
   }
 
   /**
-   * Removes what a crashed run left in the cache directory: staging areas (tmpfs mounts, holding memory)
-   * and half-copied entries. Call at start, before any install. Returns their names.
+   * Removes what a crashed run left in the cache directory: staging areas (mounted, each with its disk
+   * image) and half-copied entries. Call at start, before any install. Returns their names.
    */
   async sweep(): Promise<string[]> {
     let names: string[];
