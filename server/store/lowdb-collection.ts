@@ -31,7 +31,10 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   private readonly claimed = new Map<string, Set<unknown>>();
   /** Per-record chain of writes, so writes to one record land in the order they were made. */
   private readonly chains = new KeyedLock();
-  /** Set by the store's close(): every later call is refused. */
+  /**
+   * Set by the store's close(): later writes are refused. Reads still answer from memory, which nothing
+   * can change any more (PostgreSQL refuses them too: its pool is gone).
+   */
   private closed = false;
 
   private constructor(
@@ -81,26 +84,22 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   }
 
   async get(id: string): Promise<T | undefined> {
-    this.open();
     return this.records.get(id);
   }
 
   async findBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T[]> {
-    this.open();
     const ids = this.index(field).get(value);
     if (!ids) return [];
     return [...ids].map((id) => this.records.get(id)!);
   }
 
   async findOneBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T | undefined> {
-    this.open();
     const ids = this.index(field).get(value);
     if (!ids || ids.size === 0) return undefined;
     return this.records.get(ids.values().next().value!);
   }
 
   async count(): Promise<number> {
-    this.open();
     return this.records.size;
   }
 
@@ -171,14 +170,10 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
     }
   }
 
-  /** Refuses every call from now on, then resolves once every write already made has settled. */
+  /** Refuses writes from now on, then resolves once every write already made has settled. */
   async close(): Promise<void> {
     this.closed = true;
     await this.chains.idle();
-  }
-
-  private open(): void {
-    if (this.closed) throw new StoreClosedError(this.name);
   }
 
   private remember(record: T): void {

@@ -84,8 +84,9 @@ export interface Store {
    */
   lock<T>(name: string, task: () => Promise<T>): Promise<T>;
   /**
-   * Waits for the writes in flight, then refuses every further call (reads, writes, locks) with
-   * StoreClosedError. A second call resolves as the first.
+   * Refuses every later write (`insert`, `update`, `delete`) and `lock` with StoreClosedError, and
+   * resolves once the writes in flight are done; a second call resolves as the first. Reads after it:
+   * PostgreSQL refuses them too (StoreClosedError), the embedded store still answers from memory.
    */
   close(): Promise<void>;
 }

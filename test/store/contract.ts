@@ -474,7 +474,7 @@ export function storeContract(t: Test, harness: StoreHarness): void {
     t.strictSame(await reopened.sandboxes.get('odd'), record, 'after a reopen');
   });
 
-  t.test('a closed store refuses every call with StoreClosedError, on every collection', async (t) => {
+  t.test('a closed store refuses writes and locks with StoreClosedError, on every collection', async (t) => {
     const { store, place } = await opened(t);
     for (const key of COLLECTION_KEYS) await collectionOf(store, key).insert({ id: 'before' });
     await store.close();
@@ -482,17 +482,12 @@ export function storeContract(t: Test, harness: StoreHarness): void {
     let refused = 0;
     for (const key of COLLECTION_KEYS) {
       const collection = collectionOf(store, key);
-      const lookup = [...fieldsOf(key).indexed, ...fieldsOf(key).unique][0];
       const calls: Array<[string, () => Promise<unknown>]> = [
         ['insert', () => collection.insert({ id: 'after' })],
         ['update', () => collection.update('before', (current) => ({ ...current, late: true }))],
         ['delete', () => collection.delete('before')],
-        ['get', () => collection.get('before')],
-        ['findBy', () => collection.findBy(lookup!, 'before')],
-        ['count', () => collection.count()],
       ];
       for (const [name, call] of calls) {
-        if (name === 'findBy' && lookup === undefined) continue;
         const error = await rejection(call());
         t.type(error, StoreClosedError, `${key}.${name} after close`);
         t.match(error, { kind: 'store_closed' });
@@ -500,7 +495,7 @@ export function storeContract(t: Test, harness: StoreHarness): void {
       }
     }
     t.type(await rejection(store.lock('late', async () => 1)), StoreClosedError, 'lock after close');
-    t.ok(refused >= COLLECTION_KEYS.length * 5, `every collection refused (${refused} calls)`);
+    t.equal(refused, COLLECTION_KEYS.length * 3, `every collection refused its writes (${refused} calls)`);
     const reopened = await place.open();
     t.teardown(() => reopened.close());
     for (const key of COLLECTION_KEYS) {
