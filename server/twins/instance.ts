@@ -190,7 +190,8 @@ export class TwinInstance {
       await appended;
     } catch (error) {
       // The change is in memory but not on disk: a new snapshot holds it (and starts a sound journal).
-      void this.compact().catch((e: unknown) => this.saveFailed(e));
+      // Once stopping, the stop's own snapshot does.
+      if (!this.closed) void this.compact().catch((e: unknown) => this.saveFailed(e));
       throw new StateNotSavedError(error);
     }
     if (this.journal.bytes > Math.max(MIN_COMPACT_BYTES, this.snapshotBytes) && !this.compacting) {
@@ -208,9 +209,10 @@ export class TwinInstance {
     const logId = randomUUID();
     const state = plainJson(this.driver.snapshot());
     this.persisted = state;
-    const record = this.record(state, logId);
+    // Serialised now: later commits advance `persisted` in place, and their records follow this snapshot.
+    const text = JSON.stringify(this.record(state, logId));
     const write = async () => {
-      this.snapshotBytes = await writeInstance(this.opts.dataDir, record);
+      this.snapshotBytes = await writeInstance(this.opts.dataDir, this.opts.sandboxId, this.name, text);
     };
     if (this.journal) return this.journal.rotate(logId, write);
     const path = journalPath(this.opts.dataDir, this.opts.sandboxId, this.name);
@@ -253,7 +255,7 @@ export class TwinInstance {
     // Saves are serialised so an older snapshot can never overwrite a newer one.
     this.saving = this.saving
       .catch(() => {})
-      .then(() => writeInstance(this.opts.dataDir, record))
+      .then(() => writeInstance(this.opts.dataDir, this.opts.sandboxId, this.name, JSON.stringify(record)))
       .then(
         () => {},
         (error: unknown) => this.saveFailed(error),

@@ -70,11 +70,18 @@ async function ensureSandboxDir(dataDir: string, sandboxId: string): Promise<voi
   if (created !== undefined) await syncDirectory(dirname(dir));
 }
 
-/** Writes a snapshot durably (temp file, fsync, rename, directory fsync): never torn, and kept once resolved. */
-export async function writeInstance(dataDir: string, record: PersistedInstance): Promise<number> {
-  await ensureSandboxDir(dataDir, record.sandbox_id);
-  const text = JSON.stringify(record);
-  await writeFileDurably(snapshotPath(dataDir, record.sandbox_id, record.twin), text);
+/**
+ * Writes a snapshot (a serialised PersistedInstance) durably (temp file, fsync, rename, directory fsync):
+ * never torn, and kept once resolved. Resolves with its size.
+ */
+export async function writeInstance(
+  dataDir: string,
+  sandboxId: string,
+  twin: string,
+  text: string,
+): Promise<number> {
+  await ensureSandboxDir(dataDir, sandboxId);
+  await writeFileDurably(snapshotPath(dataDir, sandboxId, twin), text);
   return Buffer.byteLength(text);
 }
 

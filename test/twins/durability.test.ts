@@ -167,6 +167,52 @@ t.test('reads write nothing; a torn last journal record is dropped, the ones bef
   await killNow(second);
 });
 
+t.test('a journal compacted while writes go on loses none of them', async (t) => {
+  const dataDir = await tempDir(t);
+  const first = await hostProcess(t, {
+    DURABLE_DATA_DIR: dataDir,
+    DURABLE_TWINS: 'github',
+    DURABLE_SEEDS: JSON.stringify({ github: ghSeed }),
+  });
+  const octokit = new Octokit({
+    auth: first.entries.github!.env_vars.GITHUB_TOKEN,
+    baseUrl: first.entries.github!.base_url,
+  });
+  const snapshot = snapshotPath(dataDir, SANDBOX, 'github');
+  const titles: string[] = [];
+  let compactedAt = 0;
+  // Ten writers at once, without pause, until the journal has outgrown its snapshot and been compacted
+  // into a new one while they wrote, and as many writes again after.
+  await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      while (compactedAt === 0 || titles.length < 2 * compactedAt) {
+        if (titles.length >= 5000) throw new Error('the journal was never compacted');
+        const title = `issue ${titles.length}`;
+        titles.push(title);
+        await octokit.issues.create({ owner: 'octocat', repo: 'app', title });
+        if (compactedAt === 0 && (await readFile(snapshot, 'utf8')).includes('"issue 0"'))
+          compactedAt = titles.length;
+      }
+    }),
+  );
+  t.ok(compactedAt > 10, `compacted after ${compactedAt} issues, while more were written`);
+  await killNow(first);
+
+  const second = await hostProcess(t, { DURABLE_DATA_DIR: dataDir, DURABLE_MODE: 'restore' });
+  const after = new Octokit({
+    auth: second.entries.github!.env_vars.GITHUB_TOKEN,
+    baseUrl: second.entries.github!.base_url,
+  });
+  const issues = await after.paginate(after.issues.listForRepo, {
+    owner: 'octocat',
+    repo: 'app',
+    state: 'all',
+    per_page: 100,
+  });
+  t.same(issues.map((i) => i.title).sort(), titles.toSorted(), 'every issue answered is there, once');
+  await killNow(second);
+});
+
 /** Where `value` is not plain JSON (a Date, a Map, a class instance, undefined in an array...), or undefined. */
 function notPlain(value: unknown, path = ''): string | undefined {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
