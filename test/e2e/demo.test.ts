@@ -1,5 +1,11 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { instanceOf } from '../../server/deploy/leftovers.ts';
+import { netnsPrefixOf } from '../../server/deploy/netns.ts';
+import { groupAlive } from '../../server/deploy/processes.ts';
+import { until } from '../helpers/deploy.ts';
+import { hostCounts, NOTHING, registryEntryFor } from '../helpers/leftovers.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import '../helpers/sandbox-hosts.ts';
 
@@ -37,9 +43,22 @@ t.test('npm run demo deploys the zero-dep example and its page shows data from t
   t.equal(data.stripe.customers.length, 3, 'the three customers the prompt seeded, from the Stripe twin');
   t.notMatch(output, /twinbox_sk_/, 'no API key on the terminal');
 
+  // Its data directory, named by the key file it prints; what it has on the host (helpers/leftovers.ts).
+  const dataDir = /\$\(cat (\S+)\/demo-api-key\)/.exec(output)?.[1];
+  t.ok(dataDir, 'the demo names its data directory');
+  const entry = registryEntryFor(dataDir!) ?? {
+    data_dir: dataDir!,
+    netns_prefix: netnsPrefixOf(instanceOf(dataDir!)),
+    cgroups: [],
+  };
+  t.ok(hostCounts(entry).processes.length > 0, 'its pods and app run while it is up');
+
   // Ctrl-C reaches npm and the demo alike (one process group); npm may report the signal itself.
   process.kill(-child.pid!, 'SIGINT');
   t.match(await exited, /^(0|SIGINT|130)$/, 'Ctrl-C stops it');
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await until(() => !groupAlive(child.pid!), 'every process of the demo to end', 60_000);
   await t.rejects(fetch(`${appUrl}/data.json`), 'the app stopped with the demo');
+  // "removes its data" (issue 20): its workspace was left mounted in the removed directory.
+  t.notOk(existsSync(dataDir!), 'its data directory is removed');
+  t.same(hostCounts(entry), NOTHING, 'no namespace, mount, cgroup or process of it is left');
 });
