@@ -73,32 +73,36 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
 }
 
 /**
- * How much of a refused request's unread body a twin still takes off the wire (and drops), and for how
- * long. A refusal (413 over the cap, 401 before the body is read) is written at once; closing the
- * connection while the body is still arriving makes the sender's next write fail (EPIPE on the router's
- * Unix socket, a reset over TCP), and a client or proxy that sees that error first loses the answer: the
- * router reported a 502 instead of the twin's 413. Read on, bounded, the answer arrives whole; a body
- * whose rest is larger, or slower, is cut once the bound is reached, long after the answer went out.
+ * What a twin does with the unread body of a request it refuses (413 over the cap, 401 before reading).
+ * The refusal is written at once. Closing the connection while the body still arrives makes the sender's
+ * next write fail (EPIPE on the router's Unix socket, a reset over TCP), and a client or proxy that sees
+ * that error first loses the answer: the router reported a 502 instead of the twin's 413. So a body whose
+ * rest is at most REFUSED_BODY_DRAIN_BYTES (declared so, or chunked) is read to its end and dropped, and
+ * the connection stays usable; a chunked one found larger is cut there, long after the answer went out. A
+ * body declared larger is not read at all (a flood costs nothing): `Connection: close`, closed once the
+ * answer is written, as before. A sender slower than REFUSED_BODY_DRAIN_MS is cut.
  */
 export const REFUSED_BODY_DRAIN_BYTES = 4 * 1024 * 1024;
 export const REFUSED_BODY_DRAIN_MS = 15_000;
 
-/**
- * Call as a refusal is written for a request whose body may still be on the wire. A complete request needs
- * nothing. Otherwise the rest of the body is read and dropped: ending within REFUSED_BODY_DRAIN_BYTES and
- * REFUSED_BODY_DRAIN_MS, the connection stays usable; past either, its socket is destroyed.
- */
-export function refuseUnread(req: IncomingMessage): void {
+/** Call before a refusal is written for a request whose body may still be on the wire (see above). */
+export function refuseUnread(req: IncomingMessage, res: ServerResponse, headers: Headers): void {
   if (req.complete) return;
-  let drained = 0;
+  const declared = declaredLength(req);
+  if (declared !== undefined && declared > REFUSED_BODY_DRAIN_BYTES) {
+    headers.set('connection', 'close');
+    res.once('finish', () => req.socket?.destroy());
+    return;
+  }
+  let dropped = 0;
   const cut = () => {
     stop();
     req.socket?.destroy();
   };
   const timer = setTimeout(cut, REFUSED_BODY_DRAIN_MS);
   const onData = (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > REFUSED_BODY_DRAIN_BYTES) cut();
+    dropped += chunk.length;
+    if (dropped > REFUSED_BODY_DRAIN_BYTES) cut();
   };
   const stop = () => {
     clearTimeout(timer);

@@ -327,7 +327,7 @@ export class TwinInstance {
     }
     if (res.headersSent || res.destroyed) return;
     const outHeaders = new Headers(response.headers);
-    if (!read) refuseUnread(req);
+    if (!read) refuseUnread(req, res, outHeaders);
     writeResponse(res, response.status, outHeaders, out);
     const known = this.driver.secrets();
     const requestType = req.headers['content-type'] ?? '';
@@ -370,7 +370,7 @@ export class TwinInstance {
   ): Promise<void> {
     const send = (status: number, body: unknown, unread = false) => {
       const headers = new Headers({ 'content-type': 'application/json; charset=utf-8' });
-      if (unread) refuseUnread(req);
+      if (unread) refuseUnread(req, res, headers);
       writeResponse(res, status, headers, Buffer.from(JSON.stringify(body)));
     };
     // The token is checked before any of the body is read.
