@@ -4,7 +4,7 @@
  * 20 ms after the answer as twins did before. Both on the same disk (the data dir's), in one run,
  * interleaved round by round. A read is timed too: it must cost nothing more.
  * Run: BENCH_TWINS_PART=durable npx tsx bench/twins/run.ts
- * Knobs: BENCH_DURABLE_CALLS (300), BENCH_DURABLE_ROUNDS (3), BENCH_DURABLE_DIR (default: under the cwd,
+ * Knobs: BENCH_DURABLE_CALLS (100), BENCH_DURABLE_ROUNDS (5), BENCH_DURABLE_DIR (default: under the cwd,
  * the data dir's disk; /tmp may be a tmpfs, where fsync costs nothing), BENCH_DURABLE_LARGE (1000).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,8 +15,8 @@ import Stripe from 'stripe';
 import { TwinHost, type TwinEntry } from '../../server/twins/host.ts';
 import { ratio } from '../kit.ts';
 
-const CALLS = Number(process.env.BENCH_DURABLE_CALLS ?? 300);
-const ROUNDS = Number(process.env.BENCH_DURABLE_ROUNDS ?? 3);
+const CALLS = Number(process.env.BENCH_DURABLE_CALLS ?? 100);
+const ROUNDS = Number(process.env.BENCH_DURABLE_ROUNDS ?? 5);
 const WARMUP = 30;
 /** Customers in the "larger state" rows: the journal record is a diff, but finding it walks the state. */
 const LARGE = Number(process.env.BENCH_DURABLE_LARGE ?? 1000);
@@ -73,6 +73,8 @@ function stripeOf(entry: TwinEntry): Stripe {
 }
 
 interface Side {
+  /** Back to the seed (POST /_twinbox/reset): each round's small-state rows start from it. */
+  reset: () => Promise<void>;
   stripeCreate: Call;
   stripeRetrieve: Call;
   githubCreate: Call;
@@ -86,7 +88,7 @@ async function side(host: TwinHost): Promise<Side> {
     seeds: { github: ghSeed },
   });
   const stripe = stripeOf(entries.stripe!);
-  const customer = await stripe.customers.create({ email: 'read@example.com' });
+  let customer = await stripe.customers.create({ email: 'read@example.com' });
   const octokit = new Octokit({
     auth: entries.github!.env_vars.GITHUB_TOKEN,
     baseUrl: entries.github!.base_url,
@@ -98,8 +100,20 @@ async function side(host: TwinHost): Promise<Side> {
         large.customers.create({ email: `seed-${i + j}@example.com`, name: `Customer ${i + j}` }),
       ),
     );
+  const reset = async (entry: TwinEntry) => {
+    const res = await fetch(`${entry.admin_url}/reset`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer bench' },
+    });
+    if (!res.ok) throw new Error(`reset: ${res.status}`);
+  };
   let n = 0;
   return {
+    reset: async () => {
+      await reset(entries.stripe!);
+      await reset(entries.github!);
+      await stripe.customers.create({ email: 'read@example.com' }).then((c) => (customer = c));
+    },
     stripeCreate: () => stripe.customers.create({ email: `w${n++}@example.com` }),
     stripeRetrieve: () => stripe.customers.retrieve(customer.id),
     githubCreate: () => octokit.issues.create({ owner: 'octocat', repo: 'app', title: `issue ${n++}` }),
@@ -124,8 +138,8 @@ export async function durableTable(): Promise<void> {
     const durable = await side(durableHost);
     const plain = await side(plainHost);
     const ops: Array<[string, keyof Side]> = [
-      ['stripe `customers.create`', 'stripeCreate'],
-      ['github `issues.create`', 'githubCreate'],
+      [`stripe \`customers.create\` (0 to ${WARMUP + CALLS} customers)`, 'stripeCreate'],
+      [`github \`issues.create\` (0 to ${WARMUP + CALLS} issues)`, 'githubCreate'],
       [`stripe \`customers.create\`, ${LARGE} customers in the state`, 'largeCreate'],
       ['stripe `customers.retrieve` (a read)', 'stripeRetrieve'],
     ];
@@ -145,8 +159,14 @@ export async function durableTable(): Promise<void> {
               ['p', plain],
             ];
       for (const [, key] of ops)
-        for (const [name, s] of order) (results[key] ??= { d: [], p: [] })[name].push(await timed(s[key]));
-      for (const [name, s] of order) rates[name].push(await throughput(s.stripeCreate));
+        for (const [name, s] of order) {
+          if (key !== 'largeCreate') await s.reset();
+          (results[key] ??= { d: [], p: [] })[name].push(await timed(s[key]));
+        }
+      for (const [name, s] of order) {
+        await s.reset();
+        rates[name].push(await throughput(s.stripeCreate));
+      }
     }
     console.log(
       `\n## Durable twin writes (${ROUNDS} rounds of ${CALLS} sequential calls after ${WARMUP} warm-up, median of the rounds; ${started}, load average ${load}; data dir ${base})\n`,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -171,23 +170,18 @@ export class TwinInstance {
   }
 
   /**
-   * Makes the changes of a request (or admin call) durable before it is answered: the difference between
-   * the state now and the persisted one goes to the journal, fsynced. Nothing changed, nothing written.
-   * Without durable writes, schedules a snapshot instead.
+   * Makes the changes of a request (or admin call) durable before it is answered: the journal, in its
+   * turn, diffs the driver's snapshot against the persisted state and appends the difference, fsynced
+   * (shared by the requests waiting for that turn). Nothing changed, nothing written. Without durable
+   * writes, schedules a snapshot instead.
    */
   private async commit(): Promise<void> {
     if (!this.journal) {
       this.scheduleSave();
       return;
     }
-    // Compared with the live snapshot, not a JSON copy of it: copying cost twice the comparison (every
-    // driver's snapshot is plain JSON already; durability.test.ts checks it for each twin).
-    const patch = stateChanges(this.persisted, this.driver.snapshot());
-    if (!patch.length) return;
-    const appended = this.journal.append(patch);
-    this.persisted = applyChanges(this.persisted, patch);
     try {
-      await appended;
+      await this.journal.commit();
     } catch (error) {
       // The change is in memory but not on disk: a new snapshot holds it (and starts a sound journal).
       // Once stopping, the stop's own snapshot does.
@@ -201,23 +195,25 @@ export class TwinInstance {
     }
   }
 
-  /**
-   * Writes a new snapshot of the whole state and starts an empty journal after it (queued behind the
-   * journal's pending records, and ahead of later ones).
-   */
-  private compact(): Promise<void> {
-    const logId = randomUUID();
-    const state = plainJson(this.driver.snapshot());
-    this.persisted = state;
-    // Serialised now: later commits advance `persisted` in place, and their records follow this snapshot.
-    const text = JSON.stringify(this.record(state, logId));
-    const write = async () => {
-      this.snapshotBytes = await writeInstance(this.opts.dataDir, this.opts.sandboxId, this.name, text);
-    };
-    if (this.journal) return this.journal.rotate(logId, write);
+  /** A new snapshot of the whole state, and an empty journal after it; the first one starts the journal. */
+  private async compact(): Promise<void> {
+    if (this.journal) return this.journal.rotate();
     const path = journalPath(this.opts.dataDir, this.opts.sandboxId, this.name);
-    return StateJournal.start(path, logId, write).then((journal) => {
-      this.journal = journal;
+    this.journal = await StateJournal.start(path, {
+      // Compared with the live snapshot, not a JSON copy of it: copying cost twice the comparison (every
+      // driver's snapshot is plain JSON already; durability.test.ts checks it for each twin).
+      changes: () => {
+        const patch = stateChanges(this.persisted, this.driver.snapshot());
+        if (patch.length) this.persisted = applyChanges(this.persisted, patch);
+        return patch;
+      },
+      snapshot: async (logId) => {
+        const state = plainJson(this.driver.snapshot());
+        this.persisted = state;
+        // Serialised now: later changes advance `persisted` in place, and their records follow this one.
+        const text = JSON.stringify(this.record(state, logId));
+        this.snapshotBytes = await writeInstance(this.opts.dataDir, this.opts.sandboxId, this.name, text);
+      },
     });
   }
 

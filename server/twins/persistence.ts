@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import jsonpatch, { type Operation } from 'fast-json-patch';
@@ -176,23 +177,28 @@ export async function purgeSandbox(dataDir: string, sandboxId: string): Promise<
   await rm(sandboxDir(dataDir, sandboxId), { recursive: true, force: true });
 }
 
-type Queued =
-  | { kind: 'append'; line: string; resolve: () => void; reject: (error: unknown) => void }
-  | {
-      kind: 'rotate';
-      logId: string;
-      before: () => Promise<void>;
-      resolve: () => void;
-      reject: (error: unknown) => void;
-    }
-  | { kind: 'close'; resolve: () => void; reject: (error: unknown) => void };
+/** What a journal records: the twin instance's state, seen through the two views the journal needs. */
+export interface JournalSource {
+  /**
+   * The changes since the last call or the last snapshot (empty: none), and the state they lead to is
+   * now the persisted one. Called in the journal's turn, so every change made before is in it.
+   */
+  changes(): Operation[];
+  /**
+   * Writes a snapshot of the whole state now, naming `logId`, durably (see writeInstance). What it holds
+   * is taken before its first await: changes made while it is written go to the new journal.
+   */
+  snapshot(logId: string): Promise<void>;
+}
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type Waiter = { resolve: () => void; reject: (error: unknown) => void };
+type Queued = Waiter & { kind: 'commit' | 'rotate' | 'close' };
 
 /**
- * A twin instance's journal: appends fsynced records, with group commit (appends that arrive while an
- * fsync runs are written together and share the next one), and rotations (compaction) in the same queue,
- * so a new snapshot and journal never overtake a record appended before them, nor a later one them.
+ * A twin instance's journal. A commit resolves once every change made before it was asked for is on
+ * disk: the commits waiting when the journal gets its turn share one diff, one write and one fsync (group
+ * commit). Rotations (a new snapshot, then an empty journal after it: compaction) take their turn in the
+ * same queue, so a snapshot and the records around it never overlap or leave a gap.
  */
 export class StateJournal {
   private readonly queue: Queued[] = [];
@@ -204,43 +210,41 @@ export class StateJournal {
   private broken = false;
   private closed = false;
 
-  private constructor(private readonly path: string) {}
+  private constructor(
+    private readonly path: string,
+    private readonly source: JournalSource,
+  ) {}
 
-  /** Writes `before` (the snapshot naming `logId`), then starts the journal `logId` at `path`. */
-  static async start(path: string, logId: string, before: () => Promise<void>): Promise<StateJournal> {
-    const journal = new StateJournal(path);
-    await journal.rotate(logId, before);
+  /** Writes a first snapshot, then starts its journal at `path`. */
+  static async start(path: string, source: JournalSource): Promise<StateJournal> {
+    const journal = new StateJournal(path, source);
+    await journal.rotate();
     return journal;
   }
 
-  /** Bytes in the journal: its size since the last rotation. */
+  /** Bytes of records in the journal since its last rotation. */
   get bytes(): number {
     return this.good;
   }
 
-  /** Resolves once the record is on disk (fsynced). */
-  append(patch: Operation[]): Promise<void> {
-    return this.enqueue({ kind: 'append', line: `${JSON.stringify({ patch })}\n` });
+  /** Resolves once every change made before the call is on disk (fsynced); at once when nothing changed. */
+  commit(): Promise<void> {
+    return this.enqueue('commit');
   }
 
-  /**
-   * After every record queued before it is written: runs `before` (which writes the snapshot naming
-   * `logId`), then replaces the journal with an empty one headed by `logId`. A crash between the two
-   * leaves the old journal, whose header no longer matches the snapshot: it is ignored, and the snapshot
-   * already holds all of it.
-   */
-  rotate(logId: string, before: () => Promise<void>): Promise<void> {
-    return this.enqueue({ kind: 'rotate', logId, before });
+  /** A new snapshot holding everything so far, then an empty journal after it (compaction). */
+  rotate(): Promise<void> {
+    return this.enqueue('rotate');
   }
 
-  /** Waits for what is queued, then closes the file; later appends are refused (JournalClosedError). */
+  /** Waits for what is queued, then closes the file; later commits are refused (JournalClosedError). */
   close(): Promise<void> {
-    return this.enqueue({ kind: 'close' });
+    return this.enqueue('close');
   }
 
-  private enqueue(item: DistributiveOmit<Queued, 'resolve' | 'reject'>): Promise<void> {
+  private enqueue(kind: Queued['kind']): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ ...item, resolve, reject });
+      this.queue.push({ kind, resolve, reject });
       if (!this.draining) void this.drain();
     });
   }
@@ -249,43 +253,37 @@ export class StateJournal {
     this.draining = true;
     while (this.queue.length) {
       const head = this.queue[0]!;
-      if (head.kind !== 'append') {
-        this.queue.shift();
-        try {
-          if (head.kind === 'rotate') await this.startNew(head.logId, head.before);
-          else {
-            this.closed = true;
-            await this.closeFile();
-          }
-          head.resolve();
-        } catch (error) {
-          head.reject(error);
-        }
-        continue;
-      }
-      let count = 0;
-      while (this.queue[count]?.kind === 'append') count++;
-      const batch = this.queue.splice(0, count) as Array<Extract<Queued, { kind: 'append' }>>;
+      let count = 1;
+      if (head.kind === 'commit') while (this.queue[count]?.kind === 'commit') count++;
+      const turn = this.queue.splice(0, count);
       try {
-        await this.write(batch.map((item) => item.line).join(''));
-        for (const item of batch) item.resolve();
+        if (head.kind === 'commit') await this.record();
+        else if (head.kind === 'rotate') await this.startNew();
+        else {
+          this.closed = true;
+          await this.closeFile();
+        }
+        for (const waiter of turn) waiter.resolve();
       } catch (error) {
-        for (const item of batch) item.reject(error);
+        for (const waiter of turn) waiter.reject(error);
       }
     }
     this.draining = false;
   }
 
-  private async write(data: string): Promise<void> {
+  private async record(): Promise<void> {
     if (this.closed) throw new JournalClosedError();
+    const patch = this.source.changes();
+    if (!patch.length) return;
     if (this.broken || !this.file) throw new JournalBrokenError();
+    const data = `${JSON.stringify({ patch })}\n`;
     try {
       await this.file.write(data);
       // The data only: the size and blocks it needs are written with it; no other metadata matters.
       await this.file.datasync();
       this.good += Buffer.byteLength(data);
     } catch (error) {
-      // A partly written batch (ENOSPC, EIO) must not sit before later records: cut back to the last good one.
+      // A partly written record (ENOSPC, EIO) must not sit before later ones: cut back to the last good one.
       await this.file.truncate(this.good).catch(() => {
         this.broken = true;
       });
@@ -293,13 +291,17 @@ export class StateJournal {
     }
   }
 
-  private async startNew(logId: string, before: () => Promise<void>): Promise<void> {
+  /**
+   * The snapshot first, then the new journal. A crash between the two leaves the old journal, whose
+   * header no longer matches the snapshot: it is ignored, and the snapshot already holds all of it.
+   */
+  private async startNew(): Promise<void> {
     if (this.closed) throw new JournalClosedError();
-    await before();
+    const logId = randomUUID();
+    await this.source.snapshot(logId);
     await this.closeFile();
     const header: JournalHeader = { format: 1, log_id: logId };
-    const text = `${JSON.stringify(header)}\n`;
-    await writeFileDurably(this.path, text);
+    await writeFileDurably(this.path, `${JSON.stringify(header)}\n`);
     this.file = await open(this.path, 'a', 0o600);
     this.good = 0;
     this.broken = false;
@@ -312,7 +314,7 @@ export class StateJournal {
   }
 }
 
-/** An append to a journal whose last append failed and could not be undone: the next rotation heals it. */
+/** A commit to a journal whose last append failed and could not be undone: the next rotation heals it. */
 export class JournalBrokenError extends Error {
   constructor() {
     super('the twin state journal is not writable until its next snapshot');
