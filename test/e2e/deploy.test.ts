@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Octokit } from '@octokit/rest';
 import { groupAlive } from '../../server/deploy/processes.ts';
 import { freePort } from '../../server/deploy/ports.ts';
+import type { PodManager } from '../../server/deploy/pods.ts';
 import { call, createUser, tempDir } from '../helpers/twinbox.ts';
 import { deployingTwinbox, exampleFiles, githubToDeployFrom, settle, until } from '../helpers/deploy.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
@@ -314,9 +315,12 @@ t.test('expiry removes process and workspace; a restart kills what a dead Twinbo
   // crash hook are cut off: left attached, the hook saw the orphan die when the next start killed it, took
   // that for an app crash, and the stopped Twinbox failed and released the sandbox (resume record,
   // workspace, cgroup) under the new one, which then found "what its deploy kept for a restart" gone.
+  // The engine's close is cut down to its pods' (so none is revived under the new one): the rest of it
+  // removes the instance's cgroups, killing what is in them, as a dead process would not.
   const before = (await call(tb, { url: `/sandboxes/${orphaned}`, token: user.key })).body;
   const orphanPid = tb.engine!.deployer.appPid(orphaned)!;
-  tb.engine!.deployer.close = async () => {};
+  const pods = (tb.engine!.deployer as unknown as { opts: { pods: PodManager } }).opts.pods;
+  tb.engine!.close = () => pods.close();
   tb.engine!.deployer.onCrash = () => {};
   await tb.stop();
   t.ok(groupAlive(orphanPid), 'the app outlived its Twinbox');
