@@ -130,7 +130,7 @@ async function replay(path: string, record: PersistedInstance): Promise<Restored
       return { record: { ...record, state }, replayed, problem: `journal record ${replayed + 1} is torn` };
     }
     try {
-      state = jsonpatch.applyPatch(state, entry.patch, true, true).newDocument;
+      state = applyChanges(state, entry.patch);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       return { record: { ...record, state }, replayed, problem: `journal record ${replayed + 1}: ${why}` };
@@ -162,11 +162,66 @@ export function stateChanges(before: unknown, after: unknown): Operation[] {
 }
 
 /**
- * `state` with `patch` applied, in place where it can be. The values in a patch from `stateChanges` are
- * copies, so a state advanced this way stays detached from the driver's live objects.
+ * `state` with `patch` (as `stateChanges` makes them: add, remove, replace) applied, in place. Keys are
+ * defined as own properties, never assigned: twins keep input as keys (ids, idempotency keys), and a key
+ * such as `__proto__` must stay a key, not reach a prototype. (fast-json-patch's own apply refuses such
+ * paths outright.) The values in a patch from `stateChanges` are copies, so a state advanced this way
+ * stays detached from the driver's live objects. Throws JournalRecordError on a patch that does not fit.
  */
 export function applyChanges(state: unknown, patch: Operation[]): unknown {
-  return jsonpatch.applyPatch(state, patch, false, true).newDocument;
+  let root = state;
+  for (const op of patch) {
+    if (op.op !== 'add' && op.op !== 'remove' && op.op !== 'replace') {
+      throw new JournalRecordError(`unexpected operation ${op.op}`);
+    }
+    if (op.path === '') {
+      if (op.op === 'remove') throw new JournalRecordError('the whole state removed');
+      root = op.value;
+      continue;
+    }
+    const keys = op.path
+      .slice(1)
+      .split('/')
+      .map((key) => key.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const last = keys.pop()!;
+    let parent: unknown = root;
+    for (const key of keys) parent = ownValue(parent, key, op.path);
+    if (!isContainer(parent)) throw new JournalRecordError(`no container at ${op.path}`);
+    if (Array.isArray(parent)) {
+      const index = last === '-' ? parent.length : Number(last);
+      if (!Number.isInteger(index) || index < 0 || index > parent.length) {
+        throw new JournalRecordError(`bad index at ${op.path}`);
+      }
+      if (op.op === 'add') parent.splice(index, 0, op.value);
+      else if (op.op === 'replace') parent[index] = op.value;
+      else parent.splice(index, 1);
+    } else if (op.op === 'remove') {
+      delete (parent as Record<string, unknown>)[last];
+    } else {
+      Object.defineProperty(parent, last, {
+        value: op.value,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
+  }
+  return root;
+}
+
+function ownValue(parent: unknown, key: string, path: string): unknown {
+  if (!isContainer(parent) || !Object.prototype.hasOwnProperty.call(parent, key)) {
+    throw new JournalRecordError(`no ${path}`);
+  }
+  return (parent as Record<string, unknown>)[key];
+}
+
+/** A journal record that does not fit the state it follows: replay stops there. */
+export class JournalRecordError extends Error {
+  constructor(detail: string) {
+    super(`the journal record does not apply: ${detail}`);
+    this.name = 'JournalRecordError';
+  }
 }
 
 function isContainer(value: unknown): value is object {

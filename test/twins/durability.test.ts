@@ -3,13 +3,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFile, readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Octokit } from '@octokit/rest';
 import { Resend } from 'resend';
 import Stripe from 'stripe';
 import { journalPath, snapshotPath } from '../../server/twins/persistence.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 import type { TwinEntry } from '../../server/twins/host.ts';
 import { tempDir, type Teardown } from './helpers.ts';
+import { githubClient } from './vendor-schema.ts';
 
 /**
  * Issue 20, part 3: a twin answers a write only once the change is on disk. A process that hosts twins
@@ -88,7 +88,7 @@ t.test('answered writes survive kill -9 of the process hosting the twins', async
     DURABLE_TWINS: 'stripe,github,resend',
     DURABLE_SEEDS: JSON.stringify({ github: ghSeed, resend: { domains: [{ name: 'acme.dev' }] } }),
   });
-  const octokit = new Octokit({
+  const octokit = githubClient({
     auth: first.entries.github!.env_vars.GITHUB_TOKEN,
     baseUrl: first.entries.github!.base_url,
   });
@@ -124,7 +124,7 @@ t.test('answered writes survive kill -9 of the process hosting the twins', async
     many.map((c) => c.email),
     'so are the 12 written at once',
   );
-  const octokitAfter = new Octokit({
+  const octokitAfter = githubClient({
     auth: second.entries.github!.env_vars.GITHUB_TOKEN,
     baseUrl: second.entries.github!.base_url,
   });
@@ -149,6 +149,11 @@ t.test('reads write nothing; a torn last journal record is dropped, the ones bef
   const first = await hostProcess(t, { DURABLE_DATA_DIR: dataDir, DURABLE_TWINS: 'stripe' });
   const stripe = stripeOf(first.entries.stripe!);
   const customer = await stripe.customers.create({ email: 'reader@example.com' });
+  // Input the twin keeps as keys, named like prototype properties, goes through the journal as keys.
+  const proto = await stripe.customers.create(
+    { email: 'proto@example.com' },
+    { idempotencyKey: '__proto__' },
+  );
   const log = journalPath(dataDir, SANDBOX, 'stripe');
   const size = (await stat(log)).size;
   for (let i = 0; i < 10; i++) {
@@ -163,6 +168,11 @@ t.test('reads write nothing; a torn last journal record is dropped, the ones bef
   const second = await hostProcess(t, { DURABLE_DATA_DIR: dataDir, DURABLE_MODE: 'restore' });
   const restored = await stripeOf(second.entries.stripe!).customers.retrieve(customer.id);
   t.equal((restored as Stripe.Customer).email, 'reader@example.com', 'the answered write is kept');
+  const again = await stripeOf(second.entries.stripe!).customers.create(
+    { email: 'proto@example.com' },
+    { idempotencyKey: '__proto__' },
+  );
+  t.equal(again.id, proto.id, 'the Idempotency-Key `__proto__` was kept as a key: the same customer again');
   t.match(second.stderr(), /journal replay stopped early.*torn/, 'the torn record is reported');
   await killNow(second);
 });
@@ -174,7 +184,7 @@ t.test('a journal compacted while writes go on loses none of them', async (t) =>
     DURABLE_TWINS: 'github',
     DURABLE_SEEDS: JSON.stringify({ github: ghSeed }),
   });
-  const octokit = new Octokit({
+  const octokit = githubClient({
     auth: first.entries.github!.env_vars.GITHUB_TOKEN,
     baseUrl: first.entries.github!.base_url,
   });
@@ -199,7 +209,7 @@ t.test('a journal compacted while writes go on loses none of them', async (t) =>
   await killNow(first);
 
   const second = await hostProcess(t, { DURABLE_DATA_DIR: dataDir, DURABLE_MODE: 'restore' });
-  const after = new Octokit({
+  const after = githubClient({
     auth: second.entries.github!.env_vars.GITHUB_TOKEN,
     baseUrl: second.entries.github!.base_url,
   });
