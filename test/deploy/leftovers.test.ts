@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { helpers } from '../../server/deploy/helpers.ts';
 import { instanceOf } from '../../server/deploy/leftovers.ts';
 import { netnsPrefixOf } from '../../server/deploy/netns.ts';
@@ -39,6 +39,27 @@ async function dataDir(t: Test, prefix: string): Promise<string> {
   return dir;
 }
 
+/**
+ * Attaches `image` to a free loop device. Where /dev is not a devtmpfs (this CI's containers), the device
+ * the kernel hands out may have no node yet: it is made, as server/deploy/workspace.ts does.
+ */
+function attachLoop(image: string): string {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
+    } catch {
+      const device = execFileSync('losetup', ['--find'], { encoding: 'utf8' }).trim();
+      if (!existsSync(device)) {
+        const [major, minor] = readFileSync(`/sys/block/${basename(device)}/dev`, 'utf8')
+          .trim()
+          .split(':');
+        execFileSync('mknod', ['-m', '0600', device, 'b', major!, minor!]);
+      }
+    }
+  }
+  throw new Error(`no loop device could be attached to ${image}`);
+}
+
 function entryOf(dir: string) {
   return { data_dir: dir, netns_prefix: netnsPrefixOf(instanceOf(dir)), cgroups: [] as string[] };
 }
@@ -52,7 +73,11 @@ t.test('a stop leaves only what a resume needs; a start sweeps what a removed da
 
   // ---- A: several deploys, then a stop ----
   const dirA = await dataDir(t, 'twinbox-leftovers-a-');
-  t.same(hostCounts(entryOf(dirA)), NOTHING, 'baseline: nothing of A on the host');
+  t.same(
+    hostCounts(entryOf(dirA)),
+    NOTHING,
+    'baseline: no namespace, mount or process of A (its cgroups are named once it starts)',
+  );
   const a = await deployingTwinbox(t, gh, {}, dirA);
   const entryA = registryEntry(instanceOf(dirA));
   t.ok(entryA, 'A is in the host registry');
@@ -133,7 +158,7 @@ t.test('a stop leaves only what a resume needs; a start sweeps what a removed da
   // A loop device on an image in C's data directory (a disk-image workspace whose mount went).
   const image = join(dirC, 'image.img');
   writeFileSync(image, Buffer.alloc(1024 * 1024));
-  const loop = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
+  const loop = attachLoop(image);
   t.teardown(() => {
     try {
       execFileSync('losetup', ['--detach', loop], { stdio: 'ignore' });
@@ -183,6 +208,7 @@ t.test('a stop leaves only what a resume needs; a start sweeps what a removed da
     "C's loop device is detached",
   );
   t.notOk(registryEntry(entryC!.instance), "C's registry entry is gone");
+  t.same(hostCounts(entryA!), NOTHING, 'and still nothing of the stopped A, whose directory went too');
   t.match(b.logs.text(), /removed what earlier Twinboxes of removed data directories left/);
   t.notOk(namespacesWith(idle).length, 'the idle namespace of an older Twinbox is gone');
   t.equal(namespacesWith(busy).length, 1, 'the one in use stays');
