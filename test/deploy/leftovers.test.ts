@@ -209,7 +209,11 @@ t.test('a stop leaves only what a resume needs; a start sweeps what a removed da
   );
   t.notOk(registryEntry(entryC!.instance), "C's registry entry is gone");
   t.same(hostCounts(entryA!), NOTHING, 'and still nothing of the stopped A, whose directory went too');
-  t.match(b.logs.text(), /removed what earlier Twinboxes of removed data directories left/);
+  t.match(
+    b.logs.text(),
+    /removed what earlier Twinboxes left on this host/,
+    'the start says what it removed',
+  );
   t.notOk(namespacesWith(idle).length, 'the idle namespace of an older Twinbox is gone');
   t.equal(namespacesWith(busy).length, 1, 'the one in use stays');
 
