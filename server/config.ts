@@ -84,7 +84,10 @@ export interface Config {
   appLogFileBytes: number;
   /** Sandboxes not yet ended that one account may hold, per plan. */
   sandboxQuota: { free: number; pro: number };
-  /** `host:port` pairs an install step may reach (the package registry); nothing else leaves a sandbox. */
+  /**
+   * `host:port` pairs an install step may reach besides the registries of npm's config and the repository's
+   * `.npmrc` (server/deploy/npm-registries.ts); nothing else leaves a sandbox.
+   */
   installEgress: Array<{ host: string; port: number }>;
   /**
    * What this process runs (docs/scaling.md): `all` (one process: API, web, App, router and deploys),
@@ -210,7 +213,8 @@ const schema = Joi.object({
   TWINBOX_INSTALL_EGRESS: Joi.string()
     .allow('')
     .pattern(/^\s*([A-Za-z0-9.-]+:\d{1,5}\s*(,\s*|$))*$/)
-    .default('registry.npmjs.org:443')
+    // Added to the registries npm is configured with (server/deploy/npm-registries.ts), which need no entry.
+    .default('')
     .messages({
       'string.pattern.base': '"TWINBOX_INSTALL_EGRESS" must be a comma-separated list of host:port',
     }),

@@ -9,6 +9,7 @@ import { Cgroups } from './cgroups.ts';
 import { helpers } from './helpers.ts';
 import { HostRegistry, instanceOf } from './leftovers.ts';
 import { probeIsolation, type Isolation } from './isolation.ts';
+import { machineRegistries } from './npm-registries.ts';
 import { SandboxDirectory } from './endpoints.ts';
 import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
 import { NetworkNamespaces } from './netns.ts';
@@ -110,6 +111,14 @@ export async function createDeployEngine(deps: {
     warnings.push(
       `sandboxes get no network namespace (${netnsProblem}): apps can reach this machine and each other`,
     );
+  // The registries npm is configured with on this machine, read once: an install step in its own
+  // namespace may reach them (and the repository's .npmrc's, and TWINBOX_INSTALL_EGRESS), nothing else.
+  const npm = await machineRegistries().catch((error: Error) => {
+    warnings.push(
+      `could not read npm's registries (${error.message}): installs reach only TWINBOX_INSTALL_EGRESS and the repository's .npmrc registries`,
+    );
+    return { registry: undefined, hosts: [] };
+  });
   const missing = isolationGaps(isolation, netnsProblem);
   if (missing.length && config.env === 'production')
     throw new IsolationError(
@@ -126,7 +135,7 @@ export async function createDeployEngine(deps: {
     dataDir: config.dataDir,
     isolation,
     namespaces: netnsProblem ? undefined : namespaces,
-    installEgress: config.installEgress,
+    installEgress: [...npm.hosts, ...config.installEgress],
     twinBodyBytes: config.twinBodyBytes,
     memoryBytes: config.appMemoryMb * 1024 * 1024,
     readyTimeoutMs: config.podStartTimeoutMs,
@@ -154,6 +163,7 @@ export async function createDeployEngine(deps: {
     buildTimeoutMs: config.deployBuildTimeoutMs,
     memoryBytes: config.appMemoryMb * 1024 * 1024,
     diskBytes: config.sandboxDiskMb * 1024 * 1024,
+    npmRegistry: npm.registry,
     logBytes: config.appLogBytes,
     logFileBytes: config.appLogFileBytes,
   });

@@ -24,6 +24,7 @@ import {
 import type { Pod, PodManager } from './pods.ts';
 import { freePort } from './ports.ts';
 import { PidFiles, runStep, spawnGroup, type GroupProcess } from './processes.ts';
+import { repositoryRegistries } from './npm-registries.ts';
 import type { SourceFetcher } from './source.ts';
 import { ResumeRecords } from './resume-record.ts';
 import { createWorkspace, isMountPoint, removeWorkspace, sweepWorkspaces } from './workspace.ts';
@@ -52,6 +53,11 @@ export interface LocalDeployerOptions {
   memoryBytes: number;
   /** Size cap of a sandbox's workspace. */
   diskBytes: number;
+  /**
+   * The machine's npm `registry` (npm-registries.ts): an install uses it when the repository's `.npmrc`
+   * names none, since the install's npm does not read Twinbox's user config.
+   */
+  npmRegistry?: string;
   logBytes: number;
   logFileBytes: number;
 }
@@ -396,6 +402,14 @@ export class LocalDeployer implements Deployer {
     const proxyEnv: Record<string, string> = proxy
       ? { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, npm_config_proxy: proxy, npm_config_https_proxy: proxy }
       : {};
+    // The registries the repository's own .npmrc names may be reached too, at public addresses only.
+    const named = await repositoryRegistries(ctx.workspace);
+    if (!named.registry && this.opts.npmRegistry) proxyEnv.npm_config_registry = this.opts.npmRegistry;
+    if (proxy && named.hosts.length)
+      ctx.log.note(
+        `install: the repository's .npmrc names ${named.hosts.map((hp) => `${hp.host}:${hp.port}`).join(', ')}; reachable during install at public addresses`,
+      );
+    pod.repositoryRegistries = named.hosts;
     pod.installing = true;
     try {
       const cached = await this.deps.provide(
@@ -416,6 +430,7 @@ export class LocalDeployer implements Deployer {
       if (cached) ctx.readOnly.push(cached);
     } finally {
       pod.installing = false;
+      pod.repositoryRegistries = [];
     }
   }
 

@@ -12,6 +12,7 @@ import { twinSocketPath } from '../twins/host.ts';
 import { sandboxDir } from '../twins/persistence.ts';
 import { startInstallProxy } from './install-proxy.ts';
 import type { Isolation } from './isolation.ts';
+import type { HostPort } from './npm-registries.ts';
 import { LogSink } from './logs.ts';
 import type { NetworkNamespaces } from './netns.ts';
 import { podCall } from './pod-control.ts';
@@ -61,6 +62,8 @@ export class Pod {
   appPort: number | undefined;
   /** True while the sandbox's install step runs: the only time the install proxy lets anything out. */
   installing = false;
+  /** The registries the repository's `.npmrc` names, for the install under way (public addresses only). */
+  repositoryRegistries: HostPort[] = [];
   readonly blocked = new Map<string, { host: string; port: number; count: number; first_seen: string }>();
   onBlocked: (attempt: EgressAttempt) => void = () => {};
   process: GroupProcess | undefined;
@@ -159,6 +162,7 @@ export class PodManager {
         pod.proxy = await startInstallProxy({
           socketPath: pod.layout.egress,
           allowed: this.opts.installEgress,
+          repositoryAllowed: () => pod.repositoryRegistries,
           open: () => pod.installing,
           onBlocked: (attempt) => pod.record(attempt),
         });

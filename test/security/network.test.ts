@@ -1,6 +1,6 @@
 import t from 'tap';
 import { request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { call, createUser } from '../helpers/twinbox.ts';
 import { deploySandbox, deployingTwinbox, githubToDeployFrom } from '../helpers/deploy.ts';
 
@@ -160,5 +160,48 @@ t.test(
     t.match(logs, 'install CONNECT evil.example:22 -> 403');
     const hosts = sandbox.blocked_egress.map((b: { host: string; port: number }) => `${b.host}:${b.port}`);
     t.ok(hosts.includes('example.com:443') && hosts.includes('evil.example:22'), 'both are recorded');
+  },
+);
+
+t.test(
+  "a repository's .npmrc opens its registry for the install, never this machine; the operator's list does",
+  async (t) => {
+    // Stands for a registry mirror on this machine: a greeting on connect.
+    const mirror = createServer((socket) => socket.end('mirror\n'));
+    await new Promise<void>((resolve) => mirror.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => mirror.close());
+    const port = (mirror.address() as AddressInfo).port;
+    const gh = await githubToDeployFrom(t);
+    await gh.createRepo({
+      owner: 'octocat',
+      name: 'own-registry',
+      files: {
+        'package.json': JSON.stringify({ name: 'own', private: true, scripts: { start: 'node server.js' } }),
+        'server.js': plainApp,
+        'probe.js': installProbe,
+        // The repository aims its registry at this machine (where PostgreSQL or Twinbox's API could be).
+        '.npmrc': `registry=https://localhost:${port}/\n`,
+        '.github/twinbox.yml': `install: node probe.js localhost:${port} && node probe.js 127.0.0.1:${port}\n`,
+      },
+    });
+    // The operator names 127.0.0.1:<port>: a mirror on the LAN or this machine is the operator's to allow.
+    const tb = await deployingTwinbox(t, gh, { TWINBOX_INSTALL_EGRESS: `127.0.0.1:${port}` });
+    const user = await createUser(tb);
+    const sandbox = await deploySandbox(tb, user, { repo: 'octocat/own-registry', branch: 'main' });
+    t.equal(sandbox.status, 'ready', sandbox.error ?? '');
+    const logs = (await call(tb, { url: `/sandboxes/${sandbox.sandbox_id}/logs`, token: user.key })).body;
+    t.match(
+      logs,
+      `the repository's .npmrc names localhost:${port}`,
+      'the deploy log says what the .npmrc opened',
+    );
+    t.match(
+      logs,
+      `install CONNECT localhost:${port} -> 403`,
+      "a repository's registry on loopback is refused",
+    );
+    t.match(logs, `install CONNECT 127.0.0.1:${port} -> 200`, "the operator's host is reached");
+    const hosts = sandbox.blocked_egress.map((b: { host: string; port: number }) => `${b.host}:${b.port}`);
+    t.ok(hosts.includes(`localhost:${port}`), 'the refusal is recorded');
   },
 );
