@@ -6,6 +6,7 @@ import { DeployFailure, type Deployer, type DeployResult } from '../sandboxes/de
 import { vendorOf, type BlockedEgress } from '../sandboxes/egress.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
+import { PodStartError } from '../pod/start-failure.ts';
 import { TwinAdminClient } from '../twins/admin-client.ts';
 import { DependencyCache } from './dependency-cache.ts';
 import { waitForHttp } from './health.ts';
@@ -323,7 +324,12 @@ export class LocalDeployer implements Deployer {
 
   /** A started pod for the sandbox, its refused outbound calls told in the sandbox's log. */
   private async acquirePod(sandboxId: string, log: LogSink): Promise<Pod> {
-    const pod = await this.opts.pods.acquire(sandboxId);
+    const pod = await this.opts.pods.acquire(sandboxId).catch((error: unknown) => {
+      if (!(error instanceof PodStartError)) throw error;
+      // The sentence is the sandbox's error; the pod's own last lines are for the deploy log only.
+      log.note(`the sandbox pod's last output:\n${error.output}`);
+      throw new DeployFailure(`${error.message} (see GET /sandboxes/${sandboxId}/logs)`);
+    });
     this.pods.set(sandboxId, pod);
     pod.onBlocked = (attempt) => {
       const vendor = vendorOf(attempt.host);

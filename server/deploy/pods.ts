@@ -7,6 +7,13 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { EgressAttempt } from '../pod/egress-guard.ts';
 import { podLayout } from '../pod/layout.ts';
+import {
+  parseStartFailure,
+  PodStartError,
+  SOCKET_NAME_ROOM,
+  SOCKET_PATH_MAX,
+  startFailureReason,
+} from '../pod/start-failure.ts';
 import type { TwinEntry } from '../twins/host.ts';
 import { twinSocketPath } from '../twins/host.ts';
 import { sandboxDir } from '../twins/persistence.ts';
@@ -149,6 +156,12 @@ export class PodManager {
   private async create(): Promise<Pod> {
     const slot = randomUUID().slice(0, 8);
     const dir = join(this.opts.dataDir, 'pods', slot);
+    // Node cuts a longer socket path silently, so two of the pod's sockets (or two pods') would be one file.
+    if (Buffer.byteLength(dir) + 1 + SOCKET_NAME_ROOM > SOCKET_PATH_MAX)
+      throw new PodStartError(
+        startFailureReason({ step: 'socket_path' }, { code: null, signal: null }, dir),
+        '',
+      );
     const stateDir = join(dir, 'state');
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
     const netnsPath = await this.opts.namespaces?.create(this.opts.namespaces.nameOf(slot));
@@ -200,13 +213,22 @@ export class PodManager {
     pod.process = proc;
     await this.pids.record(pod.slot, proc.pid);
     const deadline = Date.now() + (this.opts.readyTimeoutMs ?? 90_000);
-    let exited = false;
-    void proc.exited.then(() => (exited = true));
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    void proc.exited.then((how) => (exit = how));
     while (true) {
-      if (exited) throw new Error(`the sandbox pod exited on start: ${log.tail(5)}`);
+      // Worded from the pod's own report (start-failure.ts), never from its stack trace.
+      if (exit)
+        throw new PodStartError(
+          startFailureReason(parseStartFailure(log.text()), exit, pod.dir),
+          log.tail(20),
+        );
       if (Date.now() > deadline) {
         await proc.kill(100);
-        throw new Error(`the sandbox pod did not start within ${this.opts.readyTimeoutMs ?? 90_000} ms`);
+        const seconds = Math.round((this.opts.readyTimeoutMs ?? 90_000) / 1000);
+        throw new PodStartError(
+          `it did not answer within ${seconds} s; the machine may be overloaded (TWINBOX_POD_START_TIMEOUT_MS)`,
+          log.tail(20),
+        );
       }
       try {
         await podCall(pod.layout.control, 'GET', '/ready', undefined, 2000);

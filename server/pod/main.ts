@@ -8,6 +8,7 @@ import { TwinHost } from '../twins/host.ts';
 import { EgressGuard, type EgressAttempt } from './egress-guard.ts';
 import { INSTALL_PROXY_PORT, podLayout } from './layout.ts';
 import { startPipe } from './pipes.ts';
+import { START_FAILURE_EXIT, startFailureLine, type PodStartStep } from './start-failure.ts';
 
 const dir = process.env.TWINBOX_POD_DIR;
 const stateDir = process.env.TWINBOX_POD_STATE_DIR;
@@ -104,11 +105,34 @@ const control = createServer((req, res) => {
     send(res, error.status && error.status < 500 ? error.status : 400, { detail: error.message }),
   );
 });
-await rm(layout.control, { force: true });
-await guard?.start();
+/** Runs one start step; its failure is reported as that step (start-failure.ts) and ends the pod. */
+async function startStep(step: PodStartStep, run: () => Promise<unknown>): Promise<void> {
+  try {
+    await run();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    process.stderr.write(startFailureLine({ step, ...(typeof code === 'string' && { code }) }));
+    process.exit(START_FAILURE_EXIT);
+  }
+}
+
+await startStep('control_socket', () => rm(layout.control, { force: true }));
+if (guard) await startStep('dns_guard', () => guard.start());
 if (network === 'own')
-  await startPipe({ port: INSTALL_PROXY_PORT, host: '127.0.0.1' }, () => ({ path: layout.egress }));
-await new Promise<void>((resolve) => control.listen(layout.control, resolve));
+  await startStep('install_proxy_port', () =>
+    startPipe({ port: INSTALL_PROXY_PORT, host: '127.0.0.1' }, () => ({ path: layout.egress })),
+  );
+await startStep(
+  'control_socket',
+  () =>
+    new Promise<void>((resolve, reject) => {
+      control.once('error', reject);
+      control.listen(layout.control, () => {
+        control.off('error', reject);
+        resolve();
+      });
+    }),
+);
 process.stdout.write('pod ready\n');
 
 const shutdown = () => {
