@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Cgroups, type CgroupsOptions, type CgroupUsage, type CgroupVersion } from './cgroups.ts';
 import { HELPER_ENV, helpers, helper, type Helpers } from './helpers.ts';
 
@@ -309,10 +309,13 @@ export function createIsolation(
   const system = bubblewrap ? systemBinds() : [];
   const userNamespace = mode === 'bubblewrap-userns';
   const disableNested = opts.disableNestedUserns ?? true;
-  const hidden = [...new Set(opts.hidden ?? [])];
-  for (const path of hidden)
-    if (!path.startsWith('/') || path === '/')
+  for (const path of opts.hidden ?? [])
+    if (!path.startsWith('/') || resolve(path) === '/')
       throw new Error(`a hidden path must be absolute, not /: ${path}`);
+  // /tmp itself needs no mask: every command gets a private, empty one.
+  const hidden = [...new Set((opts.hidden ?? []).map((path) => resolve(path)))].filter(
+    (path) => path !== '/tmp',
+  );
   const inner = (spec: ExecSpec): string[] =>
     bubblewrap
       ? [

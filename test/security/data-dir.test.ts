@@ -103,3 +103,18 @@ t.test('an app (workspace and cache entry in the data directory) sees no secret 
     t.notMatch(install.output, SECRET, `${mode}: not in its output`);
   }
 });
+
+t.test('a data directory at /tmp leaves the private /tmp writable', async (t) => {
+  if (!requireHost(t, { bwrap: true, cgroups: true })) return;
+  const modes = bubblewrapModes(t);
+  for (const mode of modes) {
+    const { workspace } = await checkoutWithDataDir(t);
+    const isolation = createIsolation(mode, LIMITS, { cgroups: testCgroups(t), hidden: ['/tmp/'] });
+    const tmp = await runIn(isolation, {
+      sandboxId: sandboxId(),
+      cwd: workspace,
+      command: 'echo x > /tmp/f && cat /tmp/f',
+    });
+    t.equal(tmp.output.trim(), 'x', `${mode}: /tmp is the command's own, writable`);
+  }
+});
