@@ -10,7 +10,7 @@ import { loadConfig } from '../server/config.ts';
 import { createLogger } from '../server/logger.ts';
 import type { SandboxRecord } from '../server/store/records.ts';
 import { createTwinbox, type Twinbox } from '../server/twinbox.ts';
-import { startGitHubTwin, type StandaloneGitHubTwin } from '../server/twins/github/standalone.ts';
+import { startGitHubTwin, type StandaloneGitHubTwin } from '../examples/github-twin.ts';
 
 export { exampleFiles };
 

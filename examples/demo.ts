@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../server/config.ts';
 import { unmountUnder } from '../server/deploy/leftovers.ts';
 import { createTwinbox, type Twinbox } from '../server/twinbox.ts';
-import { startGitHubTwin, type StandaloneGitHubTwin } from '../server/twins/github/standalone.ts';
+import { startGitHubTwin, type StandaloneGitHubTwin } from './github-twin.ts';
 import { exampleFiles } from './files.ts';
 
 const once = process.argv.includes('--once');

@@ -28,7 +28,7 @@ import { dashboardRoutes } from './web/dashboard/routes.ts';
 import type { GitHubApp } from '../app/index.ts';
 import { githubAppRoutes } from '../app/routes.ts';
 import { timelineRoutes, type TimelineService } from './timeline/index.ts';
-import type { TwinAdminReach } from './twins/admin-client.ts';
+import type { TwinAdminReach } from './twins/kit/admin-client.ts';
 
 export interface ServerDeps {
   port: number;

@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { Octokit } from '@octokit/rest';
 import Stripe from 'stripe';
-import { TwinHost, type TwinEntry } from '../../server/twins/host.ts';
+import { TwinHost, type TwinEntry } from '../../server/twins/runtime/host.ts';
 import { ratio } from '../kit.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 const CALLS = Number(process.env.BENCH_DURABLE_CALLS ?? 100);
 const ROUNDS = Number(process.env.BENCH_DURABLE_ROUNDS ?? 5);
@@ -124,8 +125,13 @@ async function side(host: TwinHost): Promise<Side> {
 export async function durableTable(): Promise<void> {
   const base = process.env.BENCH_DURABLE_DIR ?? process.cwd();
   const work = await mkdtemp(join(base, '.bench-durable-'));
-  const durableHost = new TwinHost({ dataDir: join(work, 'durable'), publicHost: '127.0.0.1' });
+  const durableHost = new TwinHost({
+    factories: twinFactories,
+    dataDir: join(work, 'durable'),
+    publicHost: '127.0.0.1',
+  });
   const plainHost = new TwinHost({
+    factories: twinFactories,
     dataDir: join(work, 'snapshot'),
     publicHost: '127.0.0.1',
     durableWrites: false,

@@ -9,8 +9,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { twinCalls } from './calls.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 const twin = process.argv[2] ?? 'github';
 const calls = Number(process.argv[3] ?? 2000);
@@ -18,7 +19,7 @@ const out = process.argv[4] ?? `${twin}.cpuprofile`;
 const spec = twinCalls[twin];
 if (!spec) throw new Error(`bench/twins/calls.ts has no call for ${twin}`);
 const dataDir = await mkdtemp(join(tmpdir(), 'twinbox-bench-profile-'));
-const host = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+const host = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
 try {
   const entry = (
     await host.start('profile', [twin], {

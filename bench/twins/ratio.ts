@@ -10,7 +10,7 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 import { startBareEngine, type EngineService } from '../../server/twins/engine/emulate.ts';
 import { twinCalls, type Call, type Env } from './calls.ts';
@@ -209,7 +209,7 @@ async function measure(twin: string, host: TwinHost): Promise<Row> {
 /** Prints the table: every twin's call through Twinbox's twin layer vs the bare engine, same process. */
 export async function ratioTable(): Promise<Row[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'twinbox-bench-ratio-'));
-  const host = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const host = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const rows: Row[] = [];
   try {
     for (const twin of twinFactories.keys()) {

@@ -20,11 +20,12 @@ import { runInNewContext } from 'node:vm';
 import { Octokit } from '@octokit/rest';
 import { WebClient } from '@slack/web-api';
 import Stripe from 'stripe';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { startBareEngine } from '../../server/twins/engine/emulate.ts';
 import { benchTwinbox, ratio, sourceTwin } from '../kit.ts';
 import { durableTable } from './durable.ts';
 import { ratioTable } from './ratio.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -78,7 +79,7 @@ const seeds: Record<string, unknown> = { github: ghSeed };
 
 async function main() {
   const dataDir = await mkdtemp(join(tmpdir(), 'twinbox-bench-'));
-  const host = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const host = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const rows: string[] = [];
   try {
     // Load engine modules once so start times measure instances, not first imports.
@@ -253,7 +254,11 @@ async function outOfProcess(): Promise<void> {
     'app.cjs': await readFile(bundle, 'utf8'),
   };
 
-  const host = new TwinHost({ dataDir: join(work, 'twins'), publicHost: '127.0.0.1' });
+  const host = new TwinHost({
+    factories: twinFactories,
+    dataDir: join(work, 'twins'),
+    publicHost: '127.0.0.1',
+  });
   const gh = await sourceTwin({ 'sdk-bench': files });
   const bt = await benchTwinbox(gh);
   const children: ChildProcess[] = [];

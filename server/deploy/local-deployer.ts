@@ -7,7 +7,7 @@ import { vendorOf, type BlockedEgress } from '../sandboxes/egress.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
 import { PodStartError } from '../pod/start-failure.ts';
-import { TwinAdminClient } from '../twins/admin-client.ts';
+import { TwinAdminClient } from '../twins/kit/admin-client.ts';
 import { DependencyCache } from './dependency-cache.ts';
 import { waitForHttp } from './health.ts';
 import type { ExecSpec, Isolation } from './isolation.ts';

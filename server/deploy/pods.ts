@@ -14,9 +14,9 @@ import {
   SOCKET_PATH_MAX,
   startFailureReason,
 } from '../pod/start-failure.ts';
-import type { TwinEntry } from '../twins/host.ts';
-import { twinSocketPath } from '../twins/host.ts';
-import { sandboxDir } from '../twins/persistence.ts';
+import type { TwinEntry } from '../twins/runtime/host.ts';
+import { twinSocketPath } from '../twins/runtime/host.ts';
+import { sandboxDir } from '../twins/runtime/persistence.ts';
 import { startInstallProxy } from './install-proxy.ts';
 import type { Isolation } from './isolation.ts';
 import type { HostPort } from './npm-registries.ts';

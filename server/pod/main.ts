@@ -4,11 +4,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { rm } from 'node:fs/promises';
 import type { Server } from 'node:net';
-import { TwinHost } from '../twins/host.ts';
+import { TwinHost } from '../twins/runtime/host.ts';
 import { EgressGuard, type EgressAttempt } from './egress-guard.ts';
 import { INSTALL_PROXY_PORT, podLayout } from './layout.ts';
 import { startPipe } from './pipes.ts';
 import { START_FAILURE_EXIT, startFailureLine, type PodStartStep } from './start-failure.ts';
+import { twinFactories } from '../twins/registry.ts';
 
 const dir = process.env.TWINBOX_POD_DIR;
 const stateDir = process.env.TWINBOX_POD_STATE_DIR;
@@ -30,6 +31,7 @@ const log = {
     ),
 };
 const twins = new TwinHost({
+  factories: twinFactories,
   dataDir: stateDir,
   publicHost: '127.0.0.1',
   socketDir: dir,

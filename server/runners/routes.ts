@@ -3,8 +3,8 @@ import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import { ADMIN } from '../auth/bearer.ts';
 import { apiError, notFound } from '../errors.ts';
 import type { AppLogReader } from '../sandboxes/routes.ts';
-import { ADMIN_PREFIX } from '../twins/admin.ts';
-import type { TwinAdminClient } from '../twins/admin-client.ts';
+import { ADMIN_PREFIX } from '../twins/runtime/admin.ts';
+import type { TwinAdminClient } from '../twins/kit/admin-client.ts';
 
 /** Where a runner serves its sandboxes' deploy logs to the API processes (admin token). */
 export const RUNNER_LOGS_PATH = '/runner/sandboxes/{id}/logs';

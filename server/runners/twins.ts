@@ -1,5 +1,5 @@
 import type { Store } from '../store/store.ts';
-import { TwinAdminClient, type TwinAdminReach } from '../twins/admin-client.ts';
+import { TwinAdminClient, type TwinAdminReach } from '../twins/kit/admin-client.ts';
 import type { RunnerRegistry } from './registry.ts';
 import { runnerTwinAdminUrl, type HeldTwins } from './routes.ts';
 

@@ -1,13 +1,13 @@
 /**
  * The scenario presets shipped with Twinbox, as GET /scenarios lists them. Each twin's own presets live in
- * its folder (server/twins/<name>/presets.ts, collected through the registry); only presets that span
+ * its folder (server/twins/vendors/<name>/presets.ts, collected through the registry); only presets that span
  * several twins live here. Every seed passes its twin's validateSeed, and test/scenarios/presets.test.ts
  * starts each preset and checks every promised count with the vendor's official SDK, before and after a
  * reset. Seed shapes: docs/twins.md, "Seeds".
  */
-import { type ScenarioPreset } from '../twins/presets.ts';
+import { type ScenarioPreset } from '../twins/kit/presets.ts';
 import { twinPresets } from '../twins/registry.ts';
-import { SAAS_PRODUCTS } from '../twins/stripe/presets.ts';
+import { SAAS_PRODUCTS } from '../twins/vendors/stripe/presets.ts';
 
 export type { ScenarioPreset };
 

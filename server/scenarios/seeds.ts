@@ -1,4 +1,4 @@
-import { TwinInputError } from '../twins/driver.ts';
+import { TwinInputError } from '../twins/contract.ts';
 import { twinFactories } from '../twins/registry.ts';
 import { badRequest } from '../errors.ts';
 

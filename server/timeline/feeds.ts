@@ -1,7 +1,7 @@
 import type { SandboxEventRecord, SandboxRecord } from '../store/records.ts';
-import type { TwinFactory } from '../twins/driver.ts';
-import type { RequestLogEntry } from '../twins/request-log.ts';
-import type { WebhookDelivery } from '../twins/webhooks.ts';
+import type { TwinFactory } from '../twins/contract.ts';
+import type { RequestLogEntry } from '../twins/runtime/request-log.ts';
+import type { WebhookDelivery } from '../twins/runtime/webhooks.ts';
 import type { ForwardRecord } from './app-requests.ts';
 import {
   iso,

@@ -3,13 +3,13 @@ import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
 import type { SandboxService } from '../sandboxes/service.ts';
 import type { Store } from '../store/store.ts';
 import type { SandboxRecord } from '../store/records.ts';
-import type { TwinFactory } from '../twins/driver.ts';
+import type { TwinFactory } from '../twins/contract.ts';
 import { twinFactories } from '../twins/registry.ts';
 import { ExpirySweeper } from '../store/expiry.ts';
 import { AppRequestRecorder } from './app-requests.ts';
 import { SandboxEvents } from './events.ts';
 import { TimelineService } from './service.ts';
-import type { TwinAdminReach } from '../twins/admin-client.ts';
+import type { TwinAdminReach } from '../twins/kit/admin-client.ts';
 import { TwinLogs } from './twin-logs.ts';
 
 export { timelineRoutes } from './routes.ts';

@@ -1,7 +1,7 @@
 import { badRequest } from '../errors.ts';
 import type { SandboxService } from '../sandboxes/service.ts';
 import type { AccountRecord } from '../store/records.ts';
-import type { TwinFactory } from '../twins/driver.ts';
+import type { TwinFactory } from '../twins/contract.ts';
 import type { AppRequestRecorder } from './app-requests.ts';
 import { BadCursorError, decodeCursor, encodeCursor, mergeFeeds, START, type Positions } from './cursor.ts';
 import type { Feed, TimelineEntry } from './entries.ts';

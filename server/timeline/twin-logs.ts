@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { SandboxRecord } from '../store/records.ts';
-import type { TwinAdminReach, TwinHolder } from '../twins/admin-client.ts';
-import type { RequestLogEntry } from '../twins/request-log.ts';
-import type { WebhookDelivery } from '../twins/webhooks.ts';
+import type { TwinAdminReach, TwinHolder } from '../twins/kit/admin-client.ts';
+import type { RequestLogEntry } from '../twins/runtime/request-log.ts';
+import type { WebhookDelivery } from '../twins/runtime/webhooks.ts';
 
 /** What a twin's admin API tells of its traffic. */
 export interface TwinLog {

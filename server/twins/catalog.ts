@@ -57,7 +57,7 @@ interface VendorSourceFile {
   operations?: string[];
 }
 
-/** A twin's own record of what it serves, `server/twins/<name>/catalog.json`. */
+/** A twin's own record of what it serves, `server/twins/vendors/<name>/catalog.json`. */
 interface TwinCatalogFile {
   operations: string[];
   schema_source: TwinSchemaSource;
@@ -71,7 +71,7 @@ interface TwinCatalogFile {
  * does not copy JSON into.
  */
 function vendorSource(name: string): VendorSourceFile | undefined {
-  for (const base of ['./', '../../../server/twins/']) {
+  for (const base of ['./vendors/', '../../../server/twins/vendors/']) {
     const own = new URL(`${base}${name}/catalog.json`, import.meta.url);
     if (existsSync(own)) {
       const entry = JSON.parse(readFileSync(own, 'utf8')) as TwinCatalogFile;

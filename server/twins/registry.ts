@@ -1,19 +1,19 @@
-import type { TwinFactory } from './driver.ts';
-import type { ScenarioPreset } from './presets.ts';
-import { githubTwin } from './github/twin.ts';
-import { slackTwin } from './slack/twin.ts';
-import { stripeTwin } from './stripe/twin.ts';
-import { awsTwin } from './aws/twin.ts';
-import { oktaTwin } from './okta/twin.ts';
-import { resendTwin } from './resend/twin.ts';
-import { twilioTwin } from './twilio/twin.ts';
-import { linearTwin } from './linear/twin.ts';
-import { vercelTwin } from './vercel/twin.ts';
-import { mongoatlasTwin } from './mongoatlas/twin.ts';
-import { googleTwin } from './google/twin.ts';
-import { microsoftTwin } from './microsoft/twin.ts';
-import { appleTwin } from './apple/twin.ts';
-import { clerkTwin } from './clerk/twin.ts';
+import type { TwinFactory } from './contract.ts';
+import type { ScenarioPreset } from './kit/presets.ts';
+import { githubTwin } from './vendors/github/twin.ts';
+import { slackTwin } from './vendors/slack/twin.ts';
+import { stripeTwin } from './vendors/stripe/twin.ts';
+import { awsTwin } from './vendors/aws/twin.ts';
+import { oktaTwin } from './vendors/okta/twin.ts';
+import { resendTwin } from './vendors/resend/twin.ts';
+import { twilioTwin } from './vendors/twilio/twin.ts';
+import { linearTwin } from './vendors/linear/twin.ts';
+import { vercelTwin } from './vendors/vercel/twin.ts';
+import { mongoatlasTwin } from './vendors/mongoatlas/twin.ts';
+import { googleTwin } from './vendors/google/twin.ts';
+import { microsoftTwin } from './vendors/microsoft/twin.ts';
+import { appleTwin } from './vendors/apple/twin.ts';
+import { clerkTwin } from './vendors/clerk/twin.ts';
 
 /** Every twin implementation, by name; the catalog (catalog.ts) lists them all. A twin joins here once its official-SDK flow passes in test/twins. */
 export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(

@@ -1,7 +1,7 @@
 import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { Octokit } from '@octokit/rest';
-import { startGitHubTwin, type StandaloneGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin, type StandaloneGitHubTwin } from '../../examples/github-twin.ts';
 import { MARKER } from '../../app/comment.ts';
 import { deployingTwinbox } from '../helpers/deploy.ts';
 import { createUser, startTestTwinbox, type TestTwinbox, type TestUser } from '../helpers/twinbox.ts';

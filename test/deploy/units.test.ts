@@ -8,7 +8,7 @@ import { Cgroups } from '../../server/deploy/cgroups.ts';
 import { LogSink, SandboxLogs } from '../../server/deploy/logs.ts';
 import { readProfile } from '../../server/deploy/profile.ts';
 import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from '../../server/deploy/twin-plan.ts';
-import { gzipTar } from '../../server/twins/github/tar.ts';
+import { gzipTar } from '../../server/twins/vendors/github/tar.ts';
 import { tempDir } from '../helpers/twinbox.ts';
 
 const entry = (vars: Record<string, string>) => ({

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import type { BrowserContext, Page } from 'playwright-core';
 import { chromiumSkip, launchChromium } from '../helpers/chromium.ts';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { latestCode, mailTo, startIdentityTwinbox, type IdentityTwinbox } from '../identity/helpers.ts';
 
 /**

@@ -29,7 +29,7 @@ import pg from 'pg';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { tempDir } from '../helpers/twinbox.ts';
 import { exampleFiles, until } from '../helpers/deploy.ts';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { freshSchema, postgresMissing } from '../helpers/postgres.ts';
 import { missingPart } from '../helpers/ci.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { exampleFiles } from '../helpers/deploy.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';

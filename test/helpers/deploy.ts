@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import { startGitHubTwin, type StandaloneGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin, type StandaloneGitHubTwin } from '../../examples/github-twin.ts';
 import { call, startTestTwinbox, type TestTwinbox, type TestUser } from './twinbox.ts';
 
 export { exampleFiles } from '../../examples/files.ts';

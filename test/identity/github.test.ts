@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { startGitHubTwin, type StandaloneGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin, type StandaloneGitHubTwin } from '../../examples/github-twin.ts';
 import { CookieBrowser } from './browser.ts';
 import { mailTo, post, send, signUpVerified, startIdentityTwinbox, type IdentityTwinbox } from './helpers.ts';
 

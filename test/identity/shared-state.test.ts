@@ -6,7 +6,7 @@
  * are the same process.
  */
 import t, { type Test } from 'tap';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { hourOf } from '../../server/store/expiry.ts';
 import { freshSchema, postgresSkip } from '../helpers/postgres.ts';
 import {

@@ -4,9 +4,10 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { attachRouter, sandboxHosts } from '../../server/router/index.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { startTestTwinbox, tempDir } from '../helpers/twinbox.ts';
 import { EndpointTable, fetchVia, loopback, startBackend } from './helpers.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 /**
  * Issue 20, part 4, at the router: a backend's refusal reaches the client as the backend's own status
@@ -84,6 +85,7 @@ function post(
 t.test("a twin's 413 through the router: 20 bodies of 2 MiB, with a length and chunked", async (t) => {
   const twinDir = await tempDir(t, 'twinbox-edges-twin-');
   const host = new TwinHost({
+    factories: twinFactories,
     dataDir: twinDir,
     publicHost: '127.0.0.1',
     socketDir: twinDir,

@@ -2,7 +2,7 @@ import t from 'tap';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { builtInCatalog } from '../../server/twins/catalog.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
-import type { GitHubSeed } from '../../server/twins/github/seed.ts';
+import type { GitHubSeed } from '../../server/twins/vendors/github/seed.ts';
 import { tempHost } from '../twins/helpers.ts';
 import { countsFor } from './sdk-counts.ts';
 

@@ -12,8 +12,8 @@ import { gmail as gmailApi } from '@googleapis/gmail';
 import { OAuth2Client } from 'google-auth-library';
 import { Client as GraphClient } from '@microsoft/microsoft-graph-client';
 import { createClerkClient } from '@clerk/backend';
-import type { TwinEntry } from '../../server/twins/instance.ts';
-import type { GitHubSeed } from '../../server/twins/github/seed.ts';
+import type { TwinEntry } from '../../server/twins/runtime/instance.ts';
+import type { GitHubSeed } from '../../server/twins/vendors/github/seed.ts';
 import { stripeClient } from '../twins/helpers.ts';
 
 export type Counts = Record<string, number>;

@@ -22,11 +22,11 @@ import type { RequestRoute } from '@hapi/hapi';
 import { githubWithApp, twinboxWithApp, WEBHOOK_SECRET } from '../app/rig.ts';
 import { createUser, createSandbox } from '../helpers/twinbox.ts';
 import { tempHost } from '../twins/helpers.ts';
-import { githubTwin } from '../../server/twins/github/twin.ts';
-import { slackTwin } from '../../server/twins/slack/twin.ts';
-import type { TwinFactory } from '../../server/twins/driver.ts';
-import type { TwinEntry } from '../../server/twins/host.ts';
-import { ROUTES as STRIPE_ROUTES } from '../../server/twins/stripe/routes.ts';
+import { githubTwin } from '../../server/twins/vendors/github/twin.ts';
+import { slackTwin } from '../../server/twins/vendors/slack/twin.ts';
+import type { TwinFactory } from '../../server/twins/contract.ts';
+import type { TwinEntry } from '../../server/twins/runtime/host.ts';
+import { ROUTES as STRIPE_ROUTES } from '../../server/twins/vendors/stripe/routes.ts';
 import {
   badBodies,
   badHeaders,
@@ -766,8 +766,8 @@ function stripeRoutes(): string[] {
 
 /** The admin API's routes, from its source, plus GitHub's own admin routes. */
 function adminRoutes(): string[] {
-  const admin = readFileSync(new URL('../../server/twins/admin.ts', import.meta.url), 'utf8');
-  const github = readFileSync(new URL('../../server/twins/github/twin.ts', import.meta.url), 'utf8');
+  const admin = readFileSync(new URL('../../server/twins/runtime/admin.ts', import.meta.url), 'utf8');
+  const github = readFileSync(new URL('../../server/twins/vendors/github/twin.ts', import.meta.url), 'utf8');
   return [
     ...[...admin.matchAll(/case '(GET|POST|PUT|DELETE) (\/[^']*)'/g)].map((m) => `${m[1]} ${m[2]}`),
     'POST /webhooks/deliveries/1/redeliver',

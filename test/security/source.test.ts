@@ -4,7 +4,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { GitHubSource } from '../../server/deploy/source.ts';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { deployingTwinbox, settle } from '../helpers/deploy.ts';
 import { call, createUser, tempDir } from '../helpers/twinbox.ts';
 import { END, startFakeGitHub, tarBody, type FakeRepo, type TarEntry } from './fake-github.ts';

@@ -13,11 +13,11 @@ import { join } from 'node:path';
 import Stripe from 'stripe';
 import { Octokit } from '@octokit/rest';
 import { WebClient } from '@slack/web-api';
-import { TwinAdminClient, TwinAdminError } from '../../server/twins/admin-client.ts';
-import { TwinInputError } from '../../server/twins/driver.ts';
-import { TwinInstance } from '../../server/twins/instance.ts';
-import { isKnownSecret, secretEquals, sha256Hex } from '../../server/twins/secrets.ts';
-import { stripeTwin as stripeFactory } from '../../server/twins/stripe/twin.ts';
+import { TwinAdminClient, TwinAdminError } from '../../server/twins/kit/admin-client.ts';
+import { TwinInputError } from '../../server/twins/contract.ts';
+import { TwinInstance } from '../../server/twins/runtime/instance.ts';
+import { isKnownSecret, secretEquals, sha256Hex } from '../../server/twins/runtime/secrets.ts';
+import { stripeTwin as stripeFactory } from '../../server/twins/vendors/stripe/twin.ts';
 import { statusOf, stripeClient, tempHost, type Teardown } from '../twins/helpers.ts';
 
 const MiB = 1024 * 1024;

@@ -2,11 +2,11 @@ import t from 'tap';
 import { Octokit } from '@octokit/rest';
 import { WebClient } from '@slack/web-api';
 import Stripe from 'stripe';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import type { TwinFactory } from '../../server/twins/driver.ts';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import type { TwinFactory } from '../../server/twins/contract.ts';
+import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
-import type { RequestLogEntry } from '../../server/twins/request-log.ts';
+import type { RequestLogEntry } from '../../server/twins/runtime/request-log.ts';
 import { statusOf, tempHost } from '../twins/helpers.ts';
 
 /** The state changes of every logged request, in order, as the timeline shows them. */

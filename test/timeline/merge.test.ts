@@ -5,8 +5,8 @@ import type { Feed, Positioned } from '../../server/timeline/entries.ts';
 import { callFeed, callLogAfter, deliveryFeed, DELIVERY_WAIT_MS } from '../../server/timeline/feeds.ts';
 import { originOfCall, requestOfDelivery } from '../../server/timeline/linking.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
-import type { RequestLogEntry } from '../../server/twins/request-log.ts';
-import type { WebhookDelivery } from '../../server/twins/webhooks.ts';
+import type { RequestLogEntry } from '../../server/twins/runtime/request-log.ts';
+import type { WebhookDelivery } from '../../server/twins/runtime/webhooks.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 

@@ -8,9 +8,9 @@ import { AppRequestRecorder } from '../../server/timeline/app-requests.ts';
 import { TimelineService } from '../../server/timeline/service.ts';
 import { TwinLogs } from '../../server/timeline/twin-logs.ts';
 import { localTwinReach } from '../../server/runners/twins.ts';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { builtInCatalog } from '../../server/twins/catalog.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 import { until } from '../helpers/deploy.ts';
 import { createSandbox, createUser, startTestTwinbox, tempDir } from '../helpers/twinbox.ts';
@@ -53,7 +53,12 @@ t.test('app requests, the twin calls they made, the changes, webhooks, linked; p
   });
   const id: string = created.sandbox_id;
   const token: string = created.twin_admin_token;
-  const twinHost = new TwinHost({ dataDir: join(dir, 'twins'), publicHost: '127.0.0.1', socketDir: dir });
+  const twinHost = new TwinHost({
+    factories: twinFactories,
+    dataDir: join(dir, 'twins'),
+    publicHost: '127.0.0.1',
+    socketDir: dir,
+  });
   t.teardown(() => twinHost.close());
   const stripe = (await twinHost.start(id, ['stripe'], { adminToken: token })).stripe!;
   const key = stripe.env_vars.STRIPE_SECRET_KEY!;

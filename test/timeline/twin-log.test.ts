@@ -1,15 +1,21 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { REQUEST_ID_HEADER as ROUTER_REQUEST_ID_HEADER } from '../../server/router/index.ts';
-import { TwinAdminClient, TwinAdminError } from '../../server/twins/admin-client.ts';
-import { twinSocketPath, TwinHost } from '../../server/twins/host.ts';
-import { REQUEST_ID_HEADER, RequestLog } from '../../server/twins/request-log.ts';
+import { TwinAdminClient, TwinAdminError } from '../../server/twins/kit/admin-client.ts';
+import { twinSocketPath, TwinHost } from '../../server/twins/runtime/host.ts';
+import { REQUEST_ID_HEADER, RequestLog } from '../../server/twins/runtime/request-log.ts';
 import { tempDir } from '../helpers/twinbox.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 /** A Stripe twin that also listens on a Unix socket, as it does in a sandbox's pod. */
 async function stripeOnSocket(t: Parameters<typeof tempDir>[0]) {
   const dir = await tempDir(t, 'twinbox-twin-log-');
-  const host = new TwinHost({ dataDir: join(dir, 'data'), publicHost: '127.0.0.1', socketDir: dir });
+  const host = new TwinHost({
+    factories: twinFactories,
+    dataDir: join(dir, 'data'),
+    publicHost: '127.0.0.1',
+    socketDir: dir,
+  });
   t.teardown(() => host.close());
   const entry = (await host.start('sb', ['stripe'], { adminToken: 'admin-token' })).stripe!;
   const socketPath = twinSocketPath(dir, 'stripe');

@@ -1,14 +1,15 @@
 import t from 'tap';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, importPKCS8, jwtVerify, SignJWT } from 'jose';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { vendorFetch } from './vendor-schema.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
-// Every response of the twin is checked against Apple's documented shapes (server/twins/apple/vendor-schema):
+// Every response of the twin is checked against Apple's documented shapes (server/twins/vendors/apple/vendor-schema):
 // a missing required field or a wrong type rejects the call and fails the test.
 const fetch = vendorFetch('apple');
 
@@ -174,7 +175,7 @@ t.test('apple twin: client secrets Apple refuses are invalid_client', async (t) 
 
 t.test('apple twin: state survives a restart; reset returns to the seed; POST /seed adds', async (t) => {
   const dataDir = await tempDir(t);
-  const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const before = (await first.start('sb', ['apple'], { adminToken: 'admin', seeds: { apple: seed } })).apple!;
   const code = await signIn(before.base_url, before.env_vars, 'jane@icloud.example');
   const tokens = await token(before.env_vars, {
@@ -184,7 +185,7 @@ t.test('apple twin: state survives a restart; reset returns to the seed; POST /s
   });
   await first.close();
 
-  const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   t.teardown(() => second.close());
   await second.restore(['sb']);
   const after = second.get('sb')!.apple!;

@@ -11,8 +11,8 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { awsTwin } from '../../server/twins/aws/twin.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { awsTwin } from '../../server/twins/vendors/aws/twin.ts';
 import { tempHost, type Teardown } from './helpers.ts';
 import { smithyCheck } from './smithy-check.ts';
 

@@ -1,14 +1,15 @@
 import t from 'tap';
 import { createClerkClient, verifyToken, type ClerkClient } from '@clerk/backend';
 import { isClerkAPIResponseError } from '@clerk/backend/errors';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { TwinHost } from '../../server/twins/host.ts';
-import type { TwinEntry } from '../../server/twins/instance.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
+import type { TwinEntry } from '../../server/twins/runtime/instance.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
-import { clerkTwin } from '../../server/twins/clerk/twin.ts';
+import { clerkTwin } from '../../server/twins/vendors/clerk/twin.ts';
 import { tempDir, tempHost, type Teardown } from './helpers.ts';
 import { vendorFetch, checked } from './vendor-schema.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 const seed = {
   users: [
@@ -326,7 +327,7 @@ t.test(
   'clerk twin: state and signing key survive a restart; reset returns to the seed; POST /seed adds',
   async (t) => {
     const dataDir = await tempDir(t);
-    const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+    const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
     const before = (await first.start('sb', ['clerk'], { adminToken: 'admin', seeds: { clerk: seed } }))
       .clerk!;
     const kept = await clerkClient(before.env_vars).users.createUser({ emailAddress: ['kept@acme.dev'] });
@@ -336,7 +337,7 @@ t.test(
     const { jwt } = await clerkClient(before.env_vars).sessions.getToken(session.id);
     await first.close();
 
-    const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+    const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
     t.teardown(() => second.close());
     await second.restore(['sb']);
     const after = second.get('sb')!.clerk!;

@@ -5,9 +5,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Resend } from 'resend';
 import Stripe from 'stripe';
-import { journalPath, snapshotPath } from '../../server/twins/persistence.ts';
+import { journalPath, snapshotPath } from '../../server/twins/runtime/persistence.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
-import type { TwinEntry } from '../../server/twins/host.ts';
+import type { TwinEntry } from '../../server/twins/runtime/host.ts';
 import { tempDir, type Teardown } from './helpers.ts';
 import { githubClient } from './vendor-schema.ts';
 

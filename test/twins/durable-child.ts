@@ -3,12 +3,14 @@
  * (or, with DURABLE_MODE=restore, restores) one sandbox's twins on DURABLE_DATA_DIR and prints their
  * entries as one JSON line, then waits to be killed.
  */
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 const dataDir = process.env.DURABLE_DATA_DIR;
 if (!dataDir) throw new Error('DURABLE_DATA_DIR is required');
 const sandboxId = process.env.DURABLE_SANDBOX ?? 'sb-durable';
 const host = new TwinHost({
+  factories: twinFactories,
   dataDir,
   publicHost: '127.0.0.1',
   logger: {

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
 import { ProbotOctokit } from 'probot';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { statusOf } from './helpers.ts';
 import { githubClient } from './vendor-schema.ts';
 

@@ -8,7 +8,7 @@
 import t from 'tap';
 import { startEngine } from '../../server/twins/engine/emulate.ts';
 import { findFolded } from '../../server/twins/engine/folded-index.ts';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { statusOf } from './helpers.ts';
 import { githubClient } from './vendor-schema.ts';
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { createHash, createHmac, createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { startGitHubTwin } from '../../server/twins/github/standalone.ts';
+import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { statusOf, untarGz, webhookReceiver } from './helpers.ts';
 import { githubClient } from './vendor-schema.ts';
 

@@ -2,12 +2,13 @@ import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
 import { gmail as gmailApi, type gmail_v1 } from '@googleapis/gmail';
 import { OAuth2Client } from 'google-auth-library';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { vendorFetch } from './vendor-schema.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 // Every response of the twin is checked against Google's descriptions (../shared/vendor-schemas/google): a
 // missing required field or a wrong type rejects the call and fails the test. googleapis sends its calls
@@ -273,7 +274,7 @@ t.test('google twin: unknown and missing tokens fail as Google fails them', asyn
 
 t.test('google twin: state survives a restart; reset returns to the seed; POST /seed adds', async (t) => {
   const dataDir = await tempDir(t);
-  const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const before = (await first.start('sb', ['google'], { adminToken: 'admin', seeds: { google: seed } }))
     .google!;
   const sent = await clients(before.env_vars);
@@ -284,7 +285,7 @@ t.test('google twin: state survives a restart; reset returns to the seed; POST /
   });
   await first.close();
 
-  const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   t.teardown(() => second.close());
   await second.restore(['sb']);
   const after = second.get('sb')!.google!;

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Stripe from 'stripe';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { schemaFailureOf } from './vendor-schema.ts';
 import { vendorFetch } from './vendor-schema.ts';
 import { freshConnectionFetch, precompileStripeSchemas } from './stripe-schema.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 export interface Teardown {
   teardown(fn: () => unknown): void;
@@ -22,7 +23,7 @@ export async function tempDir(t: Teardown): Promise<string> {
 /** A host on a fresh temp data dir, closed when the test ends. */
 export async function tempHost(t: Teardown, dataDir?: string): Promise<{ host: TwinHost; dataDir: string }> {
   const dir = dataDir ?? (await tempDir(t));
-  const host = new TwinHost({ dataDir: dir, publicHost: '127.0.0.1' });
+  const host = new TwinHost({ factories: twinFactories, dataDir: dir, publicHost: '127.0.0.1' });
   t.teardown(() => host.close());
   return { host, dataDir: dir };
 }

@@ -1,7 +1,8 @@
 import t from 'tap';
-import { TwinHost, TwinInputError } from '../../server/twins/host.ts';
+import { TwinHost, TwinInputError } from '../../server/twins/runtime/host.ts';
 import { statusOf, tempDir, tempHost } from './helpers.ts';
 import { githubClient } from './vendor-schema.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 const seed = {
   users: [{ login: 'octocat', email: 'octocat@example.com' }],
@@ -57,7 +58,7 @@ t.test('two sandboxes never see each other, and their admin tokens are not inter
 
 t.test('state survives a restart; reset returns to the seed with the same URLs', async (t) => {
   const dataDir = await tempDir(t);
-  const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const before = (await first.start('sb', ['github'], { adminToken: 'tok', seeds: { github: seed } }))
     .github!;
   const octokit = githubClient({ auth: before.env_vars.GITHUB_TOKEN, baseUrl: before.base_url });
@@ -76,7 +77,7 @@ t.test('state survives a restart; reset returns to the seed with the same URLs',
   });
   await first.close();
 
-  const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   t.teardown(() => second.close());
   t.equal(second.get('sb'), undefined);
   await second.restore(['sb', 'never-started']);

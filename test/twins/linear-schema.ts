@@ -3,7 +3,7 @@
  *
  * `../shared/vendor-schemas/linear/schema.graphql` is Linear's SDL (linear/linear, trimmed by
  * `linear-schema-trim.ts` to the types the served root fields reach; not committed, see `vendor-schema-dir.ts`).
- * The twin shapes its answers to the schema @linear/sdk declares (`server/twins/linear/sdk-schema/`), so this
+ * The twin shapes its answers to the schema @linear/sdk declares (`server/twins/vendors/linear/sdk-schema/`), so this
  * checks that one against Linear's own. Each request @linear/sdk sends is checked with graphql-js itself:
  * the document must validate against the schema, and the answer's `data` is run back through `execute` with
  * the data as root value and a resolver that reads each response key. graphql-js then reports a null in a

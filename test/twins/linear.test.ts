@@ -1,8 +1,8 @@
 import t from 'tap';
 import { LinearClient } from '@linear/sdk';
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost, webhookReceiver } from './helpers.ts';
 import { execFile } from 'node:child_process';
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { readVendorSchemaJson } from './vendor-schema-dir.ts';
 import { checkLinearAnswer, checkLinearFetch, checkedOperations } from './linear-schema.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 // Every GraphQL answer in this file is checked against Linear's own schema (issue 13).
 checkLinearFetch(t);
@@ -177,7 +178,7 @@ t.test('linear twin: unknown, missing and published keys fail as Linear fails th
 
 t.test('linear twin: state survives a restart; reset returns to the seed; POST /seed adds', async (t) => {
   const dataDir = await tempDir(t);
-  const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const before = (await first.start('sb', ['linear'], { adminToken: 'admin', seeds: { linear: seed } }))
     .linear!;
   const web = (await linearClient(before.env_vars).teams()).nodes.find((team) => team.key === 'WEB')!;
@@ -186,7 +187,7 @@ t.test('linear twin: state survives a restart; reset returns to the seed; POST /
   ).issue;
   await first.close();
 
-  const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   t.teardown(() => second.close());
   await second.restore(['sb']);
   const after = second.get('sb')!.linear!;
@@ -263,7 +264,7 @@ t.test("linear twin: the schema check refuses an answer Linear's schema does not
 t.test('linear twin: every root field the twin serves was checked against the schema', async (t) => {
   const source = readVendorSchemaJson<{ operations: string[] }>('linear', 'source.json');
   const catalog = JSON.parse(
-    readFileSync(new URL('../../server/twins/linear/catalog.json', import.meta.url), 'utf8'),
+    readFileSync(new URL('../../server/twins/vendors/linear/catalog.json', import.meta.url), 'utf8'),
   ) as { operations: string[] };
   t.same([...checkedOperations].sort(), [...source.operations].sort());
   t.same([...catalog.operations].sort(), [...source.operations].sort(), 'the catalog names the same ones');
@@ -277,11 +278,11 @@ t.test(
     const dir = await tempDir(t);
     const out = join(dir, 'schema.graphql');
     const generator = fileURLToPath(
-      new URL('../../server/twins/linear/sdk-schema/generate.ts', import.meta.url),
+      new URL('../../server/twins/vendors/linear/sdk-schema/generate.ts', import.meta.url),
     );
     await promisify(execFile)(process.execPath, ['--import=tsx', generator, out], { timeout: 240_000 });
     const committed = fileURLToPath(
-      new URL('../../server/twins/linear/sdk-schema/schema.graphql', import.meta.url),
+      new URL('../../server/twins/vendors/linear/sdk-schema/schema.graphql', import.meta.url),
     );
     t.equal(readFileSync(out, 'utf8'), readFileSync(committed, 'utf8'));
   },

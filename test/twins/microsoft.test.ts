@@ -7,11 +7,12 @@ import {
   GraphError,
   type Middleware,
 } from '@microsoft/microsoft-graph-client';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { vendorFetch } from './vendor-schema.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 // Every response of the twin is checked against Microsoft's descriptions (../shared/vendor-schemas/microsoft):
 // a missing required field or a wrong type rejects the call and fails the test.
@@ -251,7 +252,7 @@ t.test(
 
 t.test('microsoft twin: state survives a restart; reset returns to the seed; POST /seed adds', async (t) => {
   const dataDir = await tempDir(t);
-  const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const before = (await first.start('sb', ['microsoft'], { adminToken: 'admin', seeds: { microsoft: seed } }))
     .microsoft!;
   const token = (await appToken(before.env_vars)).body.access_token!;
@@ -260,7 +261,7 @@ t.test('microsoft twin: state survives a restart; reset returns to the seed; POS
   );
   await first.close();
 
-  const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   t.teardown(() => second.close());
   await second.restore(['sb']);
   const after = second.get('sb')!.microsoft!;

@@ -4,13 +4,14 @@
  * token, then versioned Admin API v2 calls with it; Data API actions with the `api-key` header.
  */
 import t from 'tap';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
-import { mongoatlasTwin } from '../../server/twins/mongoatlas/twin.ts';
+import { mongoatlasTwin } from '../../server/twins/vendors/mongoatlas/twin.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { vendorFetch } from './vendor-schema.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 const seed = {
   projects: [{ name: 'Acme' }],
@@ -270,7 +271,7 @@ t.test('mongoatlas twin: wrong, missing and revoked credentials fail as Atlas fa
 
 t.test('mongoatlas twin: state survives a restart; reset returns to the seed; POST /seed adds', async (t) => {
   const dataDir = await tempDir(t);
-  const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const before = (
     await first.start('sb', ['mongoatlas'], { adminToken: 'admin', seeds: { mongoatlas: seed } })
   ).mongoatlas!;
@@ -283,7 +284,7 @@ t.test('mongoatlas twin: state survives a restart; reset returns to the seed; PO
   });
   await first.close();
 
-  const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   t.teardown(() => second.close());
   await second.restore(['sb']);
   const after = second.get('sb')!.mongoatlas!;

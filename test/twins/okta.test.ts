@@ -1,7 +1,7 @@
 import t from 'tap';
 import * as okta from '@okta/okta-sdk-nodejs';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { oktaTwin } from '../../server/twins/okta/twin.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { oktaTwin } from '../../server/twins/vendors/okta/twin.ts';
 import { tempHost, type Teardown } from './helpers.ts';
 import { vendorFetch } from './vendor-schema.ts';
 

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { TwinHost } from '../../server/twins/host.ts';
-import type { TwinFactory } from '../../server/twins/driver.ts';
-import { stripeTwin } from '../../server/twins/stripe/twin.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
+import type { TwinFactory } from '../../server/twins/contract.ts';
+import { stripeTwin } from '../../server/twins/vendors/stripe/twin.ts';
 import { tempDir } from './helpers.ts';
 
 /** The Stripe twin, noting the URLs each start is given. */

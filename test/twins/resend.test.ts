@@ -1,10 +1,11 @@
 import t from 'tap';
 import { Resend } from 'resend';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost, webhookReceiver } from './helpers.ts';
 import { checkGlobalFetch } from './vendor-hooks.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 const seed = {
   domains: [{ name: 'acme.dev' }],
@@ -215,7 +216,7 @@ t.test('resend twin: unknown and missing keys fail as Resend fails them', async 
 
 t.test('resend twin: state survives a restart; reset returns to the seed; POST /seed adds', async (t) => {
   const dataDir = await tempDir(t);
-  const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const before = (await first.start('sb', ['resend'], { adminToken: 'admin', seeds: { resend: seed } }))
     .resend!;
   const sent = await ok(
@@ -228,7 +229,7 @@ t.test('resend twin: state survives a restart; reset returns to the seed; POST /
   );
   await first.close();
 
-  const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   t.teardown(() => second.close());
   await second.restore(['sb']);
   const after = second.get('sb')!.resend!;

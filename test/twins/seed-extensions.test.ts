@@ -1,7 +1,7 @@
 import t from 'tap';
 import Stripe from 'stripe';
-import { TwinAdminClient, TwinAdminError } from '../../server/twins/admin-client.ts';
-import { TwinInputError } from '../../server/twins/driver.ts';
+import { TwinAdminClient, TwinAdminError } from '../../server/twins/kit/admin-client.ts';
+import { TwinInputError } from '../../server/twins/contract.ts';
 import { stripeClient, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
 import { githubClient, slackClient } from './vendor-schema.ts';
 

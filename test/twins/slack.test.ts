@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ErrorCode } from '@slack/web-api';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { tempHost } from './helpers.ts';
 import { slackClient } from './vendor-schema.ts';
 

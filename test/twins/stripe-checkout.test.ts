@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createServer } from 'node:http';
 import Stripe from 'stripe';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { chromiumSkip, launchChromium } from '../helpers/chromium.ts';
 import { statusOf, stripeClient, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
 import { checked } from './vendor-schema.ts';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import Stripe from 'stripe';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { statusOf, stripeClient, tempHost, webhookReceiver, type Teardown } from './helpers.ts';
 import { checked } from './vendor-schema.ts';
 

@@ -1,9 +1,10 @@
 import t from 'tap';
 import twilio from 'twilio';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { assertVendorResponse } from './vendor-schema.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 /**
  * twilio-node has no base-URL setting; an app points it at the twin with an httpClient that sends
@@ -149,7 +150,7 @@ t.test(
   'twilio twin: state survives a restart; reset returns to the seed; bad seeds are refused',
   async (t) => {
     const dataDir = await tempDir(t);
-    const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+    const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
     const before = (await first.start('sb', ['twilio'], { adminToken: 'admin' })).twilio!;
     const message = await twilioClient(before.env_vars).messages.create({
       from: before.env_vars.TWILIO_PHONE_NUMBER!,
@@ -158,7 +159,7 @@ t.test(
     });
     await first.close();
 
-    const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+    const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
     t.teardown(() => second.close());
     await second.restore(['sb']);
     const after = second.get('sb')!.twilio!;

@@ -3,7 +3,7 @@
  *
  * Descriptions the project derives from an npm package (GitHub from @octokit/openapi, Stripe from
  * stripe-node's types, Vercel from @vercel/sdk) or wrote by hand (Apple) are committed, in
- * `server/twins/<twin>/vendor-schema/`. The others come from the vendors' public repositories, and data
+ * `server/twins/vendors/<twin>/vendor-schema/`. The others come from the vendors' public repositories, and data
  * taken from a fetched repository is never committed: they live beside the checkout, in
  * `<repository>/../shared/vendor-schemas/<twin>/` (CI puts `shared/` there), or in the folder
  * `TWINBOX_VENDOR_SCHEMAS_DIR` names. A description that is missing fails the test that needs it, in CI
@@ -56,7 +56,7 @@ export function sharedVendorSchemasRoot(env: NodeJS.ProcessEnv = process.env): s
 export function vendorSchemaDir(twin: string, env: NodeJS.ProcessEnv = process.env): string {
   return SHARED_VENDOR_SCHEMA_TWINS.includes(twin)
     ? `${join(sharedVendorSchemasRoot(env), twin)}/`
-    : `${ROOT}server/twins/${twin}/vendor-schema/`;
+    : `${ROOT}server/twins/vendors/${twin}/vendor-schema/`;
 }
 
 /** The path of one file of a twin's description; throws VendorSchemaMissingError when it is not there. */

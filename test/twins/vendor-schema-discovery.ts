@@ -10,7 +10,7 @@
  *   (https://cloud.google.com/apis/design/errors#http_mapping) for every 4XX and 5XX.
  *
  * Google's OAuth 2.0 endpoints have no Discovery document; their shapes are written by hand from Google's
- * pages in `server/twins/google/vendor-schema/oauth.json` (the project's own work, so committed; its README
+ * pages in `server/twins/vendors/google/vendor-schema/oauth.json` (the project's own work, so committed; its README
  * names the pages) and added as they are.
  *
  *   npx tsx test/twins/vendor-schema-discovery.ts <folder> <oauth.json> <out openapi.json>

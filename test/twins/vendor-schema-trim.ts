@@ -4,8 +4,8 @@
  *
  *   npx tsx test/twins/vendor-schema-trim.ts <full description .json> <source.json> <out openapi.json>
  *
- * e.g. `node_modules/@octokit/openapi/generated/api.github.com.json server/twins/github/vendor-schema/source.json
- * server/twins/github/vendor-schema/openapi.json`, or for Slack the `web-api/slack_web_openapi_v2.json` of
+ * e.g. `node_modules/@octokit/openapi/generated/api.github.com.json server/twins/vendors/github/vendor-schema/source.json
+ * server/twins/vendors/github/vendor-schema/openapi.json`, or for Slack the `web-api/slack_web_openapi_v2.json` of
  * slackapi/slack-api-specs into a writable copy of `../shared/vendor-schemas/slack/` (a description from a
  * fetched repository is never written into the repository). It writes the output, and `source.json` beside the
  * output with the SHA-256 of the input and the day it ran; where the input came from (package and version, or

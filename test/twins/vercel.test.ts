@@ -1,13 +1,14 @@
 import t from 'tap';
 import { Vercel } from '@vercel/sdk';
 import { HTTPClient } from '@vercel/sdk/lib/http';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { TwinHost } from '../../server/twins/host.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
-import { vercelTwin } from '../../server/twins/vercel/twin.ts';
+import { vercelTwin } from '../../server/twins/vendors/vercel/twin.ts';
 import { tempDir, tempHost } from './helpers.ts';
 import { compileVendorSchema, vendorFetch } from './vendor-schema.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
+import { twinFactories } from '../../server/twins/registry.ts';
 
 const seed = {
   teams: [{ slug: 'acme', name: 'Acme' }],
@@ -210,7 +211,7 @@ t.test('vercel twin: missing and unknown tokens fail as Vercel fails them', asyn
 
 t.test('vercel twin: state survives a restart; reset returns to the seed; POST /seed adds', async (t) => {
   const dataDir = await tempDir(t);
-  const first = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const first = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   const before = (await first.start('sb', ['vercel'], { adminToken: 'admin', seeds: { vercel: seed } }))
     .vercel!;
   const kept = await vercelClient(before.env_vars).projects.createProject({
@@ -219,7 +220,7 @@ t.test('vercel twin: state survives a restart; reset returns to the seed; POST /
   });
   await first.close();
 
-  const second = new TwinHost({ dataDir, publicHost: '127.0.0.1' });
+  const second = new TwinHost({ factories: twinFactories, dataDir, publicHost: '127.0.0.1' });
   t.teardown(() => second.close());
   await second.restore(['sb']);
   const after = second.get('sb')!.vercel!;

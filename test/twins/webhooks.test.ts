@@ -2,8 +2,8 @@ import t from 'tap';
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import Stripe from 'stripe';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
-import { WebhookOutbox, type WebhookSigner } from '../../server/twins/webhooks.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { WebhookOutbox, type WebhookSigner } from '../../server/twins/runtime/webhooks.ts';
 import { tempHost, type Teardown } from './helpers.ts';
 import { githubClient, slackClient } from './vendor-schema.ts';
 

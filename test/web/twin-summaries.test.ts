@@ -5,16 +5,16 @@ import { join } from 'node:path';
 import Stripe from 'stripe';
 import { Octokit } from '@octokit/rest';
 import { WebClient } from '@slack/web-api';
-import { TwinHost } from '../../server/twins/host.ts';
-import { TwinAdminClient } from '../../server/twins/admin-client.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
+import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
-import type { TwinSummary } from '../../server/twins/driver.ts';
-import { SUMMARY_ROWS } from '../../server/twins/summary.ts';
+import type { TwinSummary } from '../../server/twins/contract.ts';
+import { SUMMARY_ROWS } from '../../server/twins/kit/summary.ts';
 
 /** Real twins, changed through the vendors' SDKs, then summarised from what the admin API's GET /state returns. */
 async function twins(t: { teardown(fn: () => unknown): void }, seeds: Record<string, unknown>) {
   const dir = await mkdtemp(join(tmpdir(), 'twinbox-summary-'));
-  const host = new TwinHost({ dataDir: dir, publicHost: '127.0.0.1' });
+  const host = new TwinHost({ factories: twinFactories, dataDir: dir, publicHost: '127.0.0.1' });
   t.teardown(async () => {
     await host.close();
     await rm(dir, { recursive: true, force: true });

@@ -2,10 +2,10 @@
  * What every twin built on the engine does the same way: forward the vendor API to the engine's app,
  * send the engine's events to our webhook outbox, keep credentials beside the engine's store in the
  * snapshot, reset to the start seed. A twin subclasses it with its own credentials check, error shapes
- * and seed mapping (server/twins/<name>/twin.ts).
+ * and seed mapping (server/twins/vendors/<name>/twin.ts).
  */
-import type { Authorization, RequestHead, TwinDriver } from '../driver.ts';
-import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../webhooks.ts';
+import type { Authorization, RequestHead, TwinDriver } from '../contract.ts';
+import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../runtime/webhooks.ts';
 import type { Engine, EngineStoreSnapshot, EngineTokenUser } from './emulate.ts';
 
 /** The persisted state of an engine twin: its credentials (env var values and more), target and store. */

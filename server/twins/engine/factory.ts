@@ -4,7 +4,7 @@
  * is its own (its credentials, the engine's start seed, its driver, what a new instance adds).
  */
 import type { SeedConfig } from 'emulate';
-import type { TwinFactory } from '../driver.ts';
+import type { TwinFactory } from '../contract.ts';
 import { startEngine, type Engine, type EngineService } from './emulate.ts';
 import type { EngineTwin, EngineTwinSaved } from './engine-twin.ts';
 

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { WebhookSigner } from '../webhooks.ts';
+import type { WebhookSigner } from '../runtime/webhooks.ts';
 
 /** A `whsec_` secret as Svix issues them: base64 of 24 random bytes (standard base64, which verifiers decode). */
 export function standardWebhookSecret(): string {

@@ -1,8 +1,8 @@
 import Boom from '@hapi/boom';
 import type { SandboxRecord } from '../../store/records.ts';
-import type { TwinFactory } from '../../twins/driver.ts';
-import { TwinAdminError, type TwinAdminClient, type TwinAdminReach } from '../../twins/admin-client.ts';
-import type { FaultRule } from '../../twins/faults.ts';
+import type { TwinFactory } from '../../twins/contract.ts';
+import { TwinAdminError, type TwinAdminClient, type TwinAdminReach } from '../../twins/kit/admin-client.ts';
+import type { FaultRule } from '../../twins/runtime/faults.ts';
 import { twinFactories } from '../../twins/registry.ts';
 import { apiError, badRequest, notFound } from '../../errors.ts';
 import type { InspectorData } from './views/inspector.ts';

@@ -2,10 +2,10 @@ import { html, type Html } from '../../html.ts';
 import { csrfField, type PageOptions } from '../../layout.ts';
 import type { SignedIn } from '../../session.ts';
 import type { SandboxRecord } from '../../../store/records.ts';
-import type { TwinSummary } from '../../../twins/driver.ts';
-import type { FaultRule } from '../../../twins/faults.ts';
-import type { RequestLogEntry } from '../../../twins/request-log.ts';
-import type { WebhookDelivery } from '../../../twins/webhooks.ts';
+import type { TwinSummary } from '../../../twins/contract.ts';
+import type { FaultRule } from '../../../twins/runtime/faults.ts';
+import type { RequestLogEntry } from '../../../twins/runtime/request-log.ts';
+import type { WebhookDelivery } from '../../../twins/runtime/webhooks.ts';
 import { errorBox, notice, timeElement } from './parts.ts';
 import { sandboxHead, sandboxPath, sandboxTabs } from './sandbox.ts';
 

@@ -1,0 +1,203 @@
+import { KeyedLock } from '../../keyed-lock.ts';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TwinFactory } from '../contract.ts';
+import { TwinInputError } from '../contract.ts';
+import { TwinInstance, type Logger, type TwinEntry } from './instance.ts';
+import { purgeSandbox, readSandbox } from './persistence.ts';
+import { sha256Hex } from './secrets.ts';
+
+export type { TwinEntry } from './instance.ts';
+
+/** Where a pod's twin `name` listens for the router. */
+export function twinSocketPath(socketDir: string, name: string): string {
+  return join(socketDir, `twin-${name}.sock`);
+}
+export { TwinInputError } from '../contract.ts';
+
+export interface TwinHostOptions {
+  /** Persistent directory for twin state, e.g. `<TWINBOX_DATA_DIR>/twins`. */
+  dataDir: string;
+  /** Host name put in `base_url` / `admin_url`, e.g. `127.0.0.1`. */
+  publicHost: string;
+  /** Address instances listen on; defaults to `publicHost`. */
+  bindHost?: string;
+  logger?: Logger;
+  /**
+   * Twin implementations by name, from the caller (the registry's `twinFactories`, or a test's own): the
+   * runtime knows no vendor.
+   */
+  factories: ReadonlyMap<string, TwinFactory>;
+  /** Largest request body an instance reads (TWINBOX_TWIN_BODY_BYTES); default 1 MiB. */
+  bodyLimitBytes?: number;
+  /** Each instance also listens on `<socketDir>/twin-<name>.sock` (a sandbox pod hosts one sandbox). */
+  socketDir?: string;
+  /** false: changes are snapshotted after the answer, not journalled before it (bench/twins only). */
+  durableWrites?: boolean;
+}
+
+export interface StartTwinsOptions {
+  /** The sandbox's admin token; the admin API of its instances accepts only this bearer token. */
+  adminToken: string;
+  /** Seed document per twin name (see docs/twins.md for each twin's seed shape). */
+  seeds?: Record<string, unknown>;
+  /** Per twin name, where browsers reach it when not at its own base URL (the router's URL). */
+  publicUrls?: Record<string, string>;
+}
+
+/**
+ * Runs the twin instances of every sandbox: one instance per (sandbox, twin), each on its own loopback
+ * port with its own state, so sandboxes never see each other's data.
+ */
+export class TwinHost {
+  private readonly sandboxes = new Map<string, Map<string, TwinInstance>>();
+  /** Serialises start/stop per sandbox so a stop cannot race a start that is still seeding. */
+  private readonly locks = new KeyedLock();
+  private readonly factories: ReadonlyMap<string, TwinFactory>;
+
+  constructor(private readonly opts: TwinHostOptions) {
+    this.factories = opts.factories;
+  }
+
+  private factory(name: string): TwinFactory {
+    const factory = this.factories.get(name);
+    if (!factory) throw new TwinInputError(400, `unknown twin: ${name}`);
+    return factory;
+  }
+
+  /**
+   * Starts (or returns the running) instances of the named twins for a sandbox. Seeds are validated
+   * before anything starts, so bad input fails with TwinInputError (status 400) and starts nothing.
+   */
+  start(sandboxId: string, names: string[], opts: StartTwinsOptions): Promise<Record<string, TwinEntry>> {
+    if (!opts.adminToken) return Promise.reject(new TwinInputError(400, 'adminToken is required'));
+    const unique = [...new Set(names)];
+    const seeds = new Map<string, unknown>();
+    try {
+      for (const name of unique) seeds.set(name, this.factory(name).validateSeed(opts.seeds?.[name]));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.locks.run(sandboxId, async () => {
+      await mkdir(this.opts.dataDir, { recursive: true, mode: 0o700 });
+      const running = this.sandboxes.get(sandboxId) ?? new Map<string, TwinInstance>();
+      this.sandboxes.set(sandboxId, running);
+      const adminTokenHash = sha256Hex(opts.adminToken);
+      const started: TwinInstance[] = [];
+      try {
+        await Promise.all(
+          unique
+            .filter((name) => !running.has(name))
+            .map(async (name) => {
+              const instance = await TwinInstance.start({
+                factory: this.factory(name),
+                sandboxId,
+                dataDir: this.opts.dataDir,
+                bindHost: this.opts.bindHost ?? this.opts.publicHost,
+                publicHost: this.opts.publicHost,
+                port: 0,
+                adminTokenHash,
+                seed: seeds.get(name),
+                logger: this.opts.logger,
+                socketPath: this.socketPath(name),
+                bodyLimitBytes: this.opts.bodyLimitBytes,
+                publicUrl: opts.publicUrls?.[name],
+                durableWrites: this.opts.durableWrites,
+              });
+              started.push(instance);
+              running.set(name, instance);
+            }),
+        );
+      } catch (error) {
+        // All or nothing: a sandbox never keeps half of the twins it asked for.
+        await Promise.allSettled(started.map((i) => i.stop()));
+        for (const i of started) running.delete(i.name);
+        if (running.size === 0) this.sandboxes.delete(sandboxId);
+        throw error;
+      }
+      this.opts.logger?.info({ sandbox_id: sandboxId, twins: unique }, 'twins started');
+      return this.entries(running, unique);
+    });
+  }
+
+  private socketPath(name: string): string | undefined {
+    return this.opts.socketDir ? twinSocketPath(this.opts.socketDir, name) : undefined;
+  }
+
+  private entries(running: Map<string, TwinInstance>, names?: string[]): Record<string, TwinEntry> {
+    const out: Record<string, TwinEntry> = {};
+    for (const [name, instance] of running) if (!names || names.includes(name)) out[name] = instance.entry();
+    return out;
+  }
+
+  /** The running instances of a sandbox, or undefined when it has none. */
+  get(sandboxId: string): Record<string, TwinEntry> | undefined {
+    const running = this.sandboxes.get(sandboxId);
+    return running && running.size ? this.entries(running) : undefined;
+  }
+
+  /** Stops a sandbox's instances and frees their ports; `purge` also deletes their persisted state. */
+  stop(sandboxId: string, opts: { purge?: boolean } = {}): Promise<void> {
+    return this.locks.run(sandboxId, async () => {
+      const running = this.sandboxes.get(sandboxId);
+      this.sandboxes.delete(sandboxId);
+      if (running) await Promise.allSettled([...running.values()].map((i) => i.stop()));
+      if (opts.purge) await purgeSandbox(this.opts.dataDir, sandboxId);
+    });
+  }
+
+  /**
+   * After a restart: brings back each sandbox's instances from their state files, on their previous ports
+   * when free (else new ports: read the URLs again with get()). Sandboxes without state are skipped.
+   */
+  async restore(sandboxIds: string[]): Promise<void> {
+    await Promise.all(
+      sandboxIds.map((sandboxId) =>
+        this.locks.run(sandboxId, async () => {
+          const restored = await readSandbox(this.opts.dataDir, sandboxId);
+          const running = this.sandboxes.get(sandboxId) ?? new Map<string, TwinInstance>();
+          for (const { record, replayed, problem } of restored) {
+            if (problem) {
+              this.opts.logger?.warn(
+                { sandbox_id: sandboxId, twin: record.twin, replayed, problem },
+                'twin journal replay stopped early',
+              );
+            }
+            const factory = this.factories.get(record.twin);
+            if (!factory || running.has(record.twin)) continue;
+            try {
+              const instance = await TwinInstance.start({
+                factory,
+                sandboxId,
+                dataDir: this.opts.dataDir,
+                bindHost: this.opts.bindHost ?? this.opts.publicHost,
+                publicHost: this.opts.publicHost,
+                port: record.port,
+                adminTokenHash: record.admin_token_sha256,
+                seed: record.seed,
+                saved: record.state,
+                logger: this.opts.logger,
+                socketPath: this.socketPath(record.twin),
+                bodyLimitBytes: this.opts.bodyLimitBytes,
+                publicUrl: record.public_url,
+                durableWrites: this.opts.durableWrites,
+              });
+              running.set(record.twin, instance);
+            } catch (error) {
+              this.opts.logger?.error(
+                { err: error, sandbox_id: sandboxId, twin: record.twin },
+                'twin restore failed',
+              );
+            }
+          }
+          if (running.size) this.sandboxes.set(sandboxId, running);
+        }),
+      ),
+    );
+  }
+
+  /** Stops every instance (server shutdown); state stays on disk for restore(). */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.sandboxes.keys()].map((id) => this.stop(id)));
+  }
+}

@@ -1,0 +1,498 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import Joi from 'joi';
+import { type Authorization, type RequestHead, type TwinDriver, type TwinFactory } from '../../contract.ts';
+import { startEngine, type Engine, type EngineStoreSnapshot } from '../../engine/emulate.ts';
+import { WebhookOutbox } from '../../runtime/webhooks.ts';
+import { seedValidator } from '../../kit/seed-validator.ts';
+import {
+  amzDateMs,
+  bodySha256,
+  decodeAwsChunked,
+  presentedCredential,
+  signatureMatches,
+  type SigV4Credential,
+} from './sigv4.ts';
+import { summarizeAws, describeAwsChange } from './summary.ts';
+import { awsPresets } from './presets.ts';
+
+export interface AwsSeed {
+  region?: string;
+  /** IAM user name the twin's own key pair belongs to (what sts:GetCallerIdentity reports). */
+  user_name?: string;
+  buckets?: Array<{ name: string; objects?: Record<string, string> }>;
+  queues?: Array<{ name: string }>;
+  iam?: {
+    users?: Array<{ user_name: string }>;
+    roles?: Array<{ role_name: string; description?: string }>;
+  };
+}
+
+interface AwsSaved {
+  access_key_id: string;
+  secret_access_key: string;
+  engine: EngineStoreSnapshot;
+}
+
+// S3's bucket naming rules (lower case, digits, dots and hyphens, 3-63 characters).
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+const schema = Joi.object<AwsSeed>({
+  region: Joi.string().pattern(/^[a-z]{2}(-[a-z]+)+-\d$/),
+  user_name: Joi.string().pattern(/^[\w+=,.@-]{1,64}$/),
+  buckets: Joi.array().items(
+    Joi.object({
+      name: Joi.string().pattern(BUCKET).required().messages({
+        'string.pattern.base': '"{#label}" must be a valid S3 bucket name (3-63 of a-z, 0-9, "." and "-")',
+      }),
+      objects: Joi.object().pattern(Joi.string().min(1).max(1024), Joi.string().allow('')),
+    }),
+  ),
+  queues: Joi.array().items(
+    Joi.object({
+      name: Joi.string()
+        .pattern(/^[\w-]{1,80}(\.fifo)?$/)
+        .required(),
+    }),
+  ),
+  iam: Joi.object({
+    users: Joi.array().items(
+      Joi.object({
+        user_name: Joi.string()
+          .pattern(/^[\w+=,.@-]{1,64}$/)
+          .required(),
+      }),
+    ),
+    roles: Joi.array().items(
+      Joi.object({
+        role_name: Joi.string()
+          .pattern(/^[\w+=,.@-]{1,64}$/)
+          .required(),
+        description: Joi.string(),
+      }),
+    ),
+  }),
+});
+
+const validateAwsSeed = seedValidator('aws', schema);
+
+/** What the engine always creates, which a fresh Twinbox account does not have (and a public example key). */
+const ENGINE_DEFAULTS = {
+  bucket: 'emulate-default',
+  queue: 'emulate-default-queue',
+  user: 'admin',
+};
+
+const QUERY_SERVICES = new Set(['sts', 'iam', 'sqs']);
+// AWS refuses a signature whose time is more than 15 minutes off, and presigned URLs over 7 days.
+const MAX_SKEW_MS = 15 * 60 * 1000;
+const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+const xmlEscape = (s: string) =>
+  s.replace(/[<>&'"]/g, (c) => `&${{ '<': 'lt', '>': 'gt', '&': 'amp', "'": 'apos', '"': 'quot' }[c]};`);
+
+/** S3's error document (REST-XML): `<Error>` at the root, request ids in headers too. */
+function s3Error(
+  status: number,
+  code: string,
+  message: string,
+  extra: Record<string, string> = {},
+): Response {
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  const hostId = randomBytes(32).toString('base64');
+  const fields = Object.entries(extra)
+    .map(([k, v]) => `<${k}>${xmlEscape(v)}</${k}>`)
+    .join('');
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message>${fields}<RequestId>${requestId}</RequestId><HostId>${hostId}</HostId></Error>`;
+  return new Response(body, {
+    status,
+    headers: { 'content-type': 'application/xml', 'x-amz-request-id': requestId, 'x-amz-id-2': hostId },
+  });
+}
+
+/** The query protocol's error document (STS, IAM, SQS): `<ErrorResponse><Error><Type>...`. */
+function queryError(status: number, code: string, message: string): Response {
+  const requestId = randomUUID();
+  const type = status >= 500 ? 'Receiver' : 'Sender';
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<ErrorResponse><Error><Type>${type}</Type><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`;
+  return new Response(body, {
+    status,
+    headers: { 'content-type': 'text/xml', 'x-amzn-requestid': requestId },
+  });
+}
+
+/** The service a request is for: its credential scope, else the engine's path prefix, else S3. */
+function serviceOf(cred: SigV4Credential | undefined, pathname: string): string {
+  if (cred) return cred.service;
+  const prefix = /^\/(sts|iam|sqs)\//.exec(pathname)?.[1];
+  return prefix ?? 's3';
+}
+
+const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
+
+export class AwsTwin implements TwinDriver {
+  readonly webhooks = new WebhookOutbox(() => ({}));
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly baseUrl: string,
+    private readonly seed: AwsSeed,
+    private readonly accessKeyId: string,
+    private readonly secretAccessKey: string,
+  ) {}
+
+  private get region(): string {
+    return this.seed.region ?? 'us-east-1';
+  }
+
+  private get userName(): string {
+    return this.seed.user_name ?? 'twinbox';
+  }
+
+  private collection(name: string) {
+    return this.engine.store.collection(name);
+  }
+
+  /** The secret and IAM user of an access key: the twin's own, or an active one IAM issued here. */
+  private keyOwner(accessKeyId: string): { secret: string; user: string } | undefined {
+    if (accessKeyId === this.accessKeyId) return { secret: this.secretAccessKey, user: this.userName };
+    for (const user of this.collection('aws.iam_users').all()) {
+      const keys = Array.isArray(user.access_keys)
+        ? (user.access_keys as Array<Record<string, unknown>>)
+        : [];
+      const key = keys.find((k) => k.access_key_id === accessKeyId && k.status === 'Active');
+      if (key) return { secret: String(key.secret_access_key), user: String(user.user_name) };
+    }
+    return undefined;
+  }
+
+  private refuse(service: string, status: number, code: string, message: string, akid?: string): Response {
+    if (QUERY_SERVICES.has(service)) return queryError(status, code, message);
+    return s3Error(status, code, message, akid ? { AWSAccessKeyId: akid } : {});
+  }
+
+  /**
+   * What can be judged before the body: a SigV4 credential of a key this twin knows, and its time.
+   * No credential at all is an anonymous request, which AWS refuses for everything the twin holds.
+   */
+  private judge(head: RequestHead): { cred: SigV4Credential; secret: string; user: string } | Response {
+    const cred = presentedCredential(head.headers, head.url.searchParams);
+    const service = serviceOf(cred === 'malformed' ? undefined : cred, head.url.pathname);
+    if (cred === undefined) {
+      return QUERY_SERVICES.has(service)
+        ? queryError(403, 'MissingAuthenticationToken', 'Request is missing Authentication Token')
+        : s3Error(403, 'AccessDenied', 'Access Denied');
+    }
+    if (cred === 'malformed') {
+      return QUERY_SERVICES.has(service)
+        ? queryError(400, 'IncompleteSignature', 'The request signature does not conform to AWS standards.')
+        : s3Error(400, 'AuthorizationHeaderMalformed', 'The authorization header is malformed.');
+    }
+    const owner = this.keyOwner(cred.accessKeyId);
+    if (!owner) {
+      return QUERY_SERVICES.has(service)
+        ? queryError(403, 'InvalidClientTokenId', 'The security token included in the request is invalid.')
+        : s3Error(
+            403,
+            'InvalidAccessKeyId',
+            'The AWS Access Key Id you provided does not exist in our records.',
+            {
+              AWSAccessKeyId: cred.accessKeyId,
+            },
+          );
+    }
+    const signedAt = amzDateMs(cred.amzDate);
+    if (Number.isNaN(signedAt) || cred.amzDate.slice(0, 8) !== cred.date) {
+      return this.refuse(
+        service,
+        403,
+        'AccessDenied',
+        'X-Amz-Date is missing or does not match the credential date.',
+      );
+    }
+    if (cred.presigned) {
+      if (cred.expires! < 1 || cred.expires! > MAX_PRESIGN_SECONDS) {
+        return s3Error(
+          400,
+          'AuthorizationQueryParametersError',
+          'X-Amz-Expires must be less than a week (in seconds) that is 604800',
+        );
+      }
+      if (Date.now() > signedAt + cred.expires! * 1000)
+        return s3Error(403, 'AccessDenied', 'Request has expired');
+    } else if (Math.abs(Date.now() - signedAt) > MAX_SKEW_MS) {
+      return this.refuse(
+        service,
+        403,
+        'RequestTimeTooSkewed',
+        'The difference between the request time and the current time is too large.',
+      );
+    }
+    return { cred, ...owner };
+  }
+
+  authorize(head: RequestHead): Authorization {
+    const verdict = this.judge(head);
+    return verdict instanceof Response ? verdict : true;
+  }
+
+  /**
+   * Checks the signature over the whole request, then hands it to the engine: the query-protocol
+   * services at the endpoint root (as the SDKs call them with one `AWS_ENDPOINT_URL`) go to the
+   * engine's `/sts/`, `/iam/` and `/sqs/`; an `aws-chunked` upload is decoded first.
+   */
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const verdict = this.judge({ method: request.method, url, headers: request.headers });
+    if (verdict instanceof Response) return verdict;
+    const { cred, secret, user } = verdict;
+    let body: Buffer = Buffer.from(await request.arrayBuffer());
+    const declared = request.headers.get('x-amz-content-sha256');
+    if (cred.service === 's3' && !cred.presigned && !declared) {
+      return s3Error(400, 'InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
+    }
+    const payloadHash = cred.presigned ? 'UNSIGNED-PAYLOAD' : (declared ?? bodySha256(body));
+    if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== bodySha256(body)) {
+      return s3Error(
+        400,
+        'XAmzContentSHA256Mismatch',
+        "The provided 'x-amz-content-sha256' header does not match what was computed.",
+      );
+    }
+    const rawQuery = url.search.startsWith('?') ? url.search.slice(1) : '';
+    if (
+      !signatureMatches(cred, secret, {
+        method: request.method,
+        rawPath: url.pathname,
+        rawQuery,
+        headers: request.headers,
+        payloadHash,
+      })
+    ) {
+      return this.refuse(
+        cred.service,
+        403,
+        'SignatureDoesNotMatch',
+        'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+        cred.accessKeyId,
+      );
+    }
+    const headers = new Headers(request.headers);
+    if (payloadHash.startsWith('STREAMING-') || /aws-chunked/i.test(headers.get('content-encoding') ?? '')) {
+      const decoded = decodeAwsChunked(body);
+      if (!decoded)
+        return s3Error(400, 'IncompleteBody', 'The request body is not valid aws-chunked encoding.');
+      body = decoded;
+      const encodings = (headers.get('content-encoding') ?? '')
+        .split(',')
+        .map((e) => e.trim())
+        .filter((e) => e && e.toLowerCase() !== 'aws-chunked');
+      if (encodings.length) headers.set('content-encoding', encodings.join(', '));
+      else headers.delete('content-encoding');
+      headers.set('content-length', String(body.length));
+    }
+    if (cred.service === 'sqs' && headers.has('x-amz-target')) {
+      // The current SQS clients speak the JSON protocol; the engine speaks only the query protocol.
+      return new Response(
+        JSON.stringify({
+          __type: 'com.amazon.coral.service#UnknownOperationException',
+          message: 'This twin serves SQS over the query protocol only.',
+        }),
+        { status: 400, headers: { 'content-type': 'application/x-amz-json-1.0' } },
+      );
+    }
+    if (QUERY_SERVICES.has(cred.service) && (url.pathname === '/' || url.pathname === '')) {
+      url.pathname = `/${cred.service}/`;
+    }
+    // The engine knows callers by a bearer token: the access key id, standing for its IAM user.
+    this.engine.tokenMap.set(cred.accessKeyId, { login: user, id: 1 });
+    headers.set('authorization', `Bearer ${cred.accessKeyId}`);
+    const method = request.method;
+    const response = await this.engine.app.fetch(
+      new Request(url, {
+        method,
+        headers,
+        ...(method === 'GET' || method === 'HEAD' ? {} : { body: new Uint8Array(body) }),
+      }),
+    );
+    return method === 'HEAD' && cred.service === 's3' && response.ok
+      ? this.withMetadata(url.pathname, response)
+      : response;
+  }
+
+  /** HeadObject answers with the object's user metadata (`x-amz-meta-*`), as GetObject does; the engine leaves it out. */
+  private withMetadata(pathname: string, response: Response): Response {
+    const [, bucket, ...rest] = pathname.split('/');
+    if (!bucket || rest.length === 0) return response;
+    let key: string;
+    try {
+      key = decodeURIComponent(rest.join('/'));
+    } catch {
+      return response;
+    }
+    const object = this.collection('aws.s3_objects')
+      .findBy('bucket_name', decodeURIComponent(bucket))
+      .find((o) => o.key === key);
+    const metadata = object?.metadata;
+    if (!metadata || typeof metadata !== 'object') return response;
+    const headers = new Headers(response.headers);
+    for (const [name, value] of Object.entries(metadata)) headers.set(`x-amz-meta-${name}`, String(value));
+    return new Response(null, { status: response.status, headers });
+  }
+
+  errorResponse(status: number, message: string, code?: string): Response {
+    if (code === 'too_large') {
+      return s3Error(413, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
+    }
+    if (status >= 500)
+      return s3Error(status, 'InternalError', 'We encountered an internal error. Please try again.');
+    return s3Error(status, status === 403 ? 'AccessDenied' : 'InvalidRequest', message);
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      AWS_ACCESS_KEY_ID: this.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: this.secretAccessKey,
+      AWS_REGION: this.region,
+      // AWS SDK v3 (and the CLI) read both; the service-specific one wins for S3.
+      AWS_ENDPOINT_URL: this.baseUrl,
+      AWS_ENDPOINT_URL_S3: this.baseUrl,
+    };
+  }
+
+  secrets(): string[] {
+    const issued = this.collection('aws.iam_users')
+      .all()
+      .flatMap((u) => (Array.isArray(u.access_keys) ? (u.access_keys as Array<Record<string, unknown>>) : []))
+      .map((k) => String(k.secret_access_key ?? ''));
+    return [this.secretAccessKey, this.accessKeyId, ...issued];
+  }
+
+  snapshot(): AwsSaved {
+    return {
+      access_key_id: this.accessKeyId,
+      secret_access_key: this.secretAccessKey,
+      engine: this.engine.store.snapshot(),
+    };
+  }
+
+  restore(saved: AwsSaved): void {
+    this.engine.store.restore(saved.engine);
+  }
+
+  /** Leaves the engine's own demo objects out, and makes the twin's key pair an IAM user's. */
+  prepare(): void {
+    const buckets = this.collection('aws.s3_buckets');
+    const queues = this.collection('aws.sqs_queues');
+    const users = this.collection('aws.iam_users');
+    const seeded = (list: Array<{ name?: string; user_name?: string }> | undefined, name: string) =>
+      list?.some((x) => (x.name ?? x.user_name) === name);
+    for (const b of buckets.findBy('bucket_name', ENGINE_DEFAULTS.bucket))
+      if (!seeded(this.seed.buckets, ENGINE_DEFAULTS.bucket)) buckets.delete(b.id);
+    for (const q of queues.findBy('queue_name', ENGINE_DEFAULTS.queue))
+      if (!seeded(this.seed.queues, ENGINE_DEFAULTS.queue)) queues.delete(q.id);
+    for (const u of users.findBy('user_name', ENGINE_DEFAULTS.user)) users.delete(u.id);
+    this.addObjects(this.seed);
+    if (!users.findOneBy('user_name', this.userName)) {
+      users.insert({
+        user_name: this.userName,
+        user_id: `AIDA${randomBytes(8).toString('hex').toUpperCase()}`,
+        arn: `arn:aws:iam::123456789012:user/${this.userName}`,
+        path: '/',
+        access_keys: [],
+      });
+    }
+  }
+
+  /** Seeded objects, written to the engine's store as its PutObject writes them. */
+  private addObjects(seed: AwsSeed): void {
+    const objects = this.collection('aws.s3_objects');
+    const now = new Date().toISOString();
+    for (const bucket of seed.buckets ?? []) {
+      for (const [key, text] of Object.entries(bucket.objects ?? {})) {
+        const body = Buffer.from(text, 'utf8');
+        const fields = {
+          body_base64: body.toString('base64'),
+          content_type: key.endsWith('.json') ? 'application/json' : 'text/plain',
+          content_length: body.length,
+          etag: md5(body),
+          last_modified: now,
+          metadata: {},
+        };
+        const existing = objects.findBy('bucket_name', bucket.name).find((o) => o.key === key);
+        if (existing) objects.update(existing.id, fields);
+        else objects.insert({ bucket_name: bucket.name, key, ...fields });
+      }
+    }
+  }
+
+  async reset(): Promise<void> {
+    this.engine.reset();
+    this.prepare();
+  }
+
+  async applySeed(raw: unknown): Promise<void> {
+    const seed = raw as AwsSeed;
+    this.engine.seedFromConfig(engineSeed(seed, this.region));
+    this.addObjects(seed);
+  }
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    // S3 throttles with 503 SlowDown (the SDKs retry it as a throttling error).
+    if (kind === 'rate_limit') return s3Error(503, 'SlowDown', 'Please reduce your request rate.');
+    if (status >= 500)
+      return s3Error(status, 'InternalError', 'We encountered an internal error. Please try again.');
+    return s3Error(status, status === 403 ? 'AccessDenied' : 'InvalidRequest', 'Injected fault');
+  }
+
+  async close(): Promise<void> {
+    await this.webhooks.idle();
+  }
+}
+
+function engineSeed(seed: AwsSeed, region: string) {
+  return {
+    region,
+    s3: { buckets: (seed.buckets ?? []).map((b) => ({ name: b.name })) },
+    sqs: { queues: seed.queues ?? [] },
+    iam: { users: seed.iam?.users ?? [], roles: seed.iam?.roles ?? [] },
+  };
+}
+
+/** `AKIA` + 16 upper-case letters and digits, as AWS access key ids look. */
+function accessKeyId(): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  return `AKIA${[...randomBytes(16)].map((b) => alphabet[b % 32]).join('')}`;
+}
+
+export const awsTwin: TwinFactory = {
+  name: 'aws',
+  description:
+    'AWS S3 (buckets, objects, presigned URLs), STS and IAM with SigV4-checked credentials, on the emulate engine',
+  envVarNames: [
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_REGION',
+    'AWS_ENDPOINT_URL',
+    'AWS_ENDPOINT_URL_S3',
+  ],
+  summarize: summarizeAws,
+  describeChange: describeAwsChange,
+  validateSeed: validateAwsSeed,
+  presets: awsPresets,
+  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+    const seed = validateAwsSeed(rawSeed);
+    const saved = rawSaved as AwsSaved | undefined;
+    const region = seed.region ?? 'us-east-1';
+    const engine = await startEngine('aws', baseUrl, { aws: engineSeed(seed, region) } as never);
+    const twin = new AwsTwin(
+      engine,
+      baseUrl,
+      seed,
+      saved?.access_key_id ?? accessKeyId(),
+      saved?.secret_access_key ?? randomBytes(30).toString('base64').slice(0, 40),
+    );
+    if (saved) twin.restore(saved);
+    else twin.prepare();
+    return twin;
+  },
+};

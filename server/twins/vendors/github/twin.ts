@@ -1,0 +1,496 @@
+import { createHmac, createPublicKey, verify } from 'node:crypto';
+import Joi from 'joi';
+import {
+  changesStateByMethod,
+  TwinInputError,
+  type Authorization,
+  type RequestHead,
+  type TwinDriver,
+  type TwinFactory,
+} from '../../contract.ts';
+import {
+  startEngine,
+  type Engine,
+  type EngineStoreSnapshot,
+  type EngineTokenUser,
+} from '../../engine/emulate.ts';
+import { json } from '../../runtime/http.ts';
+import { screenRequest } from '../../runtime/safe-json.ts';
+import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
+import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../../runtime/webhooks.ts';
+import { handlePullFiles, refreshPullStats, registerExtensions, synchronizePulls } from './extensions.ts';
+import { GitHubFidelity } from './fidelity.ts';
+import { expireUserTokens, handleOAuth, tokenExpired } from './oauth.ts';
+import { applyIssuesAndPulls } from './issues-seed.ts';
+import { pushFiles, type EngineCall } from './repo-files.ts';
+import { engineSeed, repoSchema, validateGitHubSeed, type FileContent, type GitHubSeed } from './seed.ts';
+import { summarizeGitHub } from './summary.ts';
+import { describeGitHubChange } from './changes.ts';
+import { hiddenFrom } from './visibility.ts';
+import { githubPresets } from './presets.ts';
+
+const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
+const DOCS = 'https://docs.github.com/rest';
+
+const githubError = (status: number, message: string) =>
+  json(status, { message, documentation_url: DOCS, status: String(status) });
+
+/**
+ * The web side of OAuth: the authorize page, its account-picker form post, the code exchange (client
+ * credentials in the body) and the engine's grant pages (its own cookie session). No API token there.
+ */
+const WEB_FLOW = /^\/(login\/|settings\/connections\/applications\/)/;
+
+/** A GitHub App's JWT as the engine takes it: `eyJ...`, RS256, signed with an app's key, not expired. */
+function appJwtVerdict(engine: Engine, jwt: string): true | 'expired' | 'invalid' {
+  const [head, body, signature, ...extra] = jwt.split('.');
+  if (!head || !body || !signature || extra.length) return 'invalid';
+  try {
+    const header = JSON.parse(Buffer.from(head, 'base64url').toString('utf8')) as { alg?: unknown };
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>;
+    if (header.alg !== 'RS256') return 'invalid';
+    const appId = typeof claims.iss === 'string' ? Number.parseInt(claims.iss, 10) : claims.iss;
+    const app = engine.store
+      .collection('github.apps', ['slug'])
+      .all()
+      .find((a) => a.app_id === appId);
+    if (!app || typeof app.private_key !== 'string') return 'invalid';
+    const signed = Buffer.from(`${head}.${body}`);
+    const key = createPublicKey(app.private_key);
+    if (!verify('RSA-SHA256', signed, key, Buffer.from(signature, 'base64url'))) return 'invalid';
+    const now = Math.floor(Date.now() / 1000);
+    if (claims.exp !== undefined && (typeof claims.exp !== 'number' || claims.exp <= now)) return 'expired';
+    if (typeof claims.nbf === 'number' && claims.nbf > now) return 'invalid';
+    return true;
+  } catch {
+    return 'invalid';
+  }
+}
+
+interface GitHubSaved {
+  token: string;
+  webhook_secret: string;
+  auto_approve?: string;
+  /** Client ids of OAuth apps whose user tokens expire (seed `expiring_tokens`). */
+  expiring_clients?: string[];
+  target?: WebhookTarget;
+  tokens: Array<[string, EngineTokenUser]>;
+  engine: EngineStoreSnapshot;
+}
+
+export const githubSigner: WebhookSigner = ({ event, body, secret, guid }) => ({
+  'user-agent': 'GitHub-Hookshot/twinbox',
+  'x-github-event': event,
+  'x-github-delivery': guid,
+  'x-github-hook-id': '1',
+  'x-hub-signature': `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`,
+  'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+});
+
+const pushSchema = Joi.object({
+  owner: Joi.string().required(),
+  repo: Joi.string().required(),
+  branch: Joi.string(),
+  message: Joi.string(),
+  replace: Joi.boolean(),
+  files: Joi.object()
+    .pattern(
+      Joi.string(),
+      Joi.alternatives(
+        Joi.string().allow(''),
+        Joi.object({ base64: Joi.string().base64().allow('').required() }),
+        null,
+      ),
+    )
+    .min(1)
+    .required(),
+});
+
+class GitHubTwin implements TwinDriver {
+  readonly webhooks = new WebhookOutbox(githubSigner);
+  private readonly internalToken = randomToken('twinbox_internal_');
+  private readonly fidelity: GitHubFidelity;
+  private autoApprove: string | undefined;
+  /** OAuth clients issuing expiring user tokens with refresh tokens (GitHub Apps' default). */
+  private readonly expiringClients = new Set<string>();
+  /** While > 0 the twin is applying a seed: like Stripe's, seeding sends no webhooks. */
+  private seeding = 0;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly baseUrl: string,
+    private readonly seed: GitHubSeed,
+    private readonly token: string,
+    private readonly tokenLogin: string,
+    private readonly webhookSecret: string,
+  ) {
+    this.autoApprove = seed.oauth?.auto_approve;
+    this.noteExpiringClients(seed);
+    // Engine events (issue comments, pull requests, ...) and ours (deployments) all go to our target too.
+    const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
+    engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
+      if (this.seeding > 0) return;
+      void this.webhooks.deliver(event, this.withInstallation(payload, owner));
+      return dispatch(event, action, payload, owner, repo);
+    };
+    registerExtensions(engine, baseUrl, this.call);
+    this.fidelity = new GitHubFidelity(engine, baseUrl);
+  }
+
+  /** Calls the engine API in-process as `login` (falls back to the token's user for orgs). */
+  readonly call: EngineCall = async (login, method, path, body) => {
+    const users = this.engine.store.collection('github.users', ['login']);
+    const user = users.findOneBy('login', login) ?? users.findOneBy('login', this.tokenLogin);
+    const token = `${this.internalToken}.${user?.login ?? login}`;
+    if (!this.engine.tokenMap.has(token)) {
+      this.engine.tokenMap.set(token, {
+        login: (user?.login as string) ?? login,
+        id: user?.id ?? 1,
+        scopes: TOKEN_SCOPES,
+      });
+    }
+    const response = await this.engine.app.fetch(
+      new Request(new URL(path, this.baseUrl), {
+        method,
+        headers: {
+          authorization: `token ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/vnd.github+json',
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
+    const text = await response.text();
+    let data: unknown = text;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      // Non-JSON (e.g. HTML) responses are returned as text.
+    }
+    return { status: response.status, data };
+  };
+
+  private withInstallation(payload: unknown, owner: string): unknown {
+    if (!payload || typeof payload !== 'object' || 'installation' in payload) return payload;
+    const inst = this.engine.store
+      .collection('github.app_installations')
+      .all()
+      .find((i) => i.account_login === owner);
+    return inst ? { ...payload, installation: { id: inst.installation_id } } : payload;
+  }
+
+  /**
+   * Before any body is read. The engine takes any unknown token as its first user; we do not: a token
+   * must be one the twin issued (GITHUB_TOKEN, OAuth, installation tokens; compared in constant time) or
+   * a GitHub App JWT signed with a seeded app's key. Without credentials, reads and the OAuth web flow
+   * are public (as on github.com); writes are not.
+   */
+  authorize(head: RequestHead): Authorization {
+    const header = head.headers.get('authorization');
+    const credential = header === null ? undefined : this.credential(header);
+    // The OAuth web flow needs no token; one that is there is used only when valid (handle drops others).
+    if (WEB_FLOW.test(head.url.pathname)) return credential === true ? true : 'public';
+    if (credential !== undefined) return credential;
+    return ['GET', 'HEAD', 'OPTIONS'].includes(head.method)
+      ? 'public'
+      : githubError(401, 'Requires authentication');
+  }
+
+  /** The OAuth authorize page (a GET) stores a PKCE challenge and, when auto-approving, issues a code. */
+  changesState(head: RequestHead): boolean {
+    return changesStateByMethod(head.method) || head.url.pathname.startsWith('/login/oauth/');
+  }
+
+  /** An `Authorization` header's verdict: true, or GitHub's 401. */
+  private credential(header: string): true | Response {
+    const presented = presentedToken(header);
+    if (!presented || !['token', 'bearer', 'basic'].includes(presented.scheme)) {
+      return githubError(401, 'Bad credentials');
+    }
+    if (presented.scheme !== 'basic' && presented.token.startsWith('eyJ')) {
+      const verdict = appJwtVerdict(this.engine, presented.token);
+      if (verdict === true) return true;
+      return githubError(
+        401,
+        verdict === 'expired'
+          ? "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires."
+          : 'A JSON web token could not be decoded',
+      );
+    }
+    return isKnownSecret(presented.token, this.engine.tokenMap.keys()) &&
+      !tokenExpired(this.engine, presented.token)
+      ? true
+      : githubError(401, 'Bad credentials');
+  }
+
+  /** Called by the instance after `authorize` and the input screen; both run again here, at the engine's door. */
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const verdict = this.authorize({ method: request.method, url, headers: request.headers });
+    if (verdict instanceof Response) return verdict;
+    // A read has no body: cloning the request to find that out cost a stream tee per call.
+    const body = request.body === null ? Buffer.alloc(0) : Buffer.from(await request.clone().arrayBuffer());
+    await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '');
+    // The engine must only ever see a verified credential, as `token ...` or `Bearer ...`: it would take
+    // any other token as its first user, and reads neither Basic (`user:token`) nor an unverified header.
+    const presented = presentedToken(request.headers.get('authorization'));
+    let forwarded = request;
+    if (request.headers.has('authorization') && (verdict === 'public' || presented?.scheme === 'basic')) {
+      const headers = new Headers(request.headers);
+      if (verdict === 'public' || !presented) headers.delete('authorization');
+      else headers.set('authorization', `token ${presented.token}`);
+      forwarded = new Request(request, { headers });
+    }
+    // A private repository its caller cannot read is GitHub's 404, before the engine says otherwise.
+    const jwt = verdict === true && presented?.scheme !== 'basic' && presented?.token.startsWith('eyJ');
+    const apiToken = verdict === true && presented && !jwt ? presented.token : undefined;
+    if (!jwt && hiddenFrom(this.engine, url, apiToken)) return githubError(404, 'Not Found');
+    forwarded = await this.fidelity.prepare(forwarded);
+    const response =
+      (await handleOAuth(this.engine, forwarded, {
+        autoApprove: () => this.autoApprove,
+        expiring: (clientId) => this.expiringClients.has(clientId),
+      })) ??
+      (await handlePullFiles(this.engine, forwarded)) ??
+      (await this.engine.app.fetch(forwarded));
+    return this.fidelity.finish(forwarded, response);
+  }
+
+  /** GitHub's `{message, documentation_url}`: 400 for JSON it cannot parse, 422 for keys it does not permit. */
+  errorResponse(status: number, message: string, code?: string): Response {
+    if (code === 'invalid_json') return githubError(400, 'Problems parsing JSON');
+    if (code === 'forbidden_key') {
+      return githubError(
+        422,
+        `Invalid request.\n\n${message.replace(/ is not an allowed key$/, ' is not a permitted key')}.`,
+      );
+    }
+    if (code === 'too_large') return githubError(413, `Payload too large: ${message}.`);
+    return githubError(status, status >= 500 ? 'Server Error' : message);
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      GITHUB_TOKEN: this.token,
+      GITHUB_API_URL: this.baseUrl,
+      GITHUB_SERVER_URL: this.baseUrl,
+      GITHUB_WEBHOOK_SECRET: this.webhookSecret,
+    };
+  }
+
+  secrets(): string[] {
+    return [this.token, this.webhookSecret, ...(this.webhooks.target ? [this.webhooks.target.secret] : [])];
+  }
+
+  snapshot(): GitHubSaved {
+    return {
+      token: this.token,
+      webhook_secret: this.webhookSecret,
+      auto_approve: this.autoApprove,
+      expiring_clients: [...this.expiringClients],
+      target: this.webhooks.target,
+      tokens: [...this.engine.tokenMap].filter(([t]) => !t.startsWith(this.internalToken)),
+      engine: this.engine.store.snapshot(),
+    };
+  }
+
+  restore(saved: GitHubSaved): void {
+    this.engine.store.restore(saved.engine);
+    this.engine.tokenMap.clear();
+    for (const [token, user] of saved.tokens) this.engine.tokenMap.set(token, user);
+    this.autoApprove = saved.auto_approve;
+    for (const clientId of saved.expiring_clients ?? []) this.expiringClients.add(clientId);
+    this.webhooks.target = saved.target;
+  }
+
+  async reset(): Promise<void> {
+    this.seeding++;
+    try {
+      this.engine.reset();
+    } finally {
+      this.seeding--;
+    }
+    const own = this.engine.tokenMap.get(this.token);
+    this.engine.tokenMap.clear();
+    if (own) this.engine.tokenMap.set(this.token, own);
+    this.webhooks.clear();
+    this.autoApprove = this.seed.oauth?.auto_approve;
+    await this.applyRepoContent(this.seed);
+  }
+
+  async applySeed(raw: unknown): Promise<void> {
+    const seed = raw as GitHubSeed;
+    this.seeding++;
+    try {
+      this.engine.seedFromConfig(engineSeed(seed));
+    } catch (error) {
+      throw new TwinInputError(400, `github seed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      this.seeding--;
+    }
+    if (seed.oauth?.auto_approve !== undefined) this.autoApprove = seed.oauth.auto_approve;
+    this.noteExpiringClients(seed);
+    if (seed.webhook) this.configureTarget(seed.webhook);
+    await this.applyRepoContent(seed);
+  }
+
+  private noteExpiringClients(seed: GitHubSeed): void {
+    for (const app of seed.oauth_apps ?? []) if (app.expiring_tokens) this.expiringClients.add(app.client_id);
+  }
+
+  configureTarget(w: NonNullable<GitHubSeed['webhook']>): void {
+    this.webhooks.target = { url: w.url, secret: w.secret ?? this.webhookSecret, events: w.events ?? ['*'] };
+  }
+
+  /** Files, branches, issues and pulls of the seed's repositories, written through the engine's own API. */
+  async applyRepoContent(seed: GitHubSeed): Promise<void> {
+    this.seeding++;
+    try {
+      await this.applyFiles(seed);
+      for (const [i, repo] of (seed.repos ?? []).entries()) {
+        await applyIssuesAndPulls(this.call, repo, `repos[${i}]`, {
+          ensureUser: (login) => this.ensureUser(login),
+          pullCreated: (number) => refreshPullStats(this.engine, this.call, repo.owner, repo.name, number),
+        });
+      }
+    } finally {
+      this.seeding--;
+    }
+  }
+
+  /** Comment authors need not be listed in `users`: an unknown login becomes a user, as on github.com. */
+  private ensureUser(login: string): void {
+    const users = this.engine.store.collection('github.users', ['login']);
+    if (!users.findOneBy('login', login)) this.engine.seedFromConfig({ users: [{ login }] });
+  }
+
+  private async applyFiles(seed: GitHubSeed): Promise<void> {
+    for (const repo of seed.repos ?? []) {
+      if (repo.files && Object.keys(repo.files).length) {
+        await pushFiles(this.call, repo.owner, {
+          owner: repo.owner,
+          repo: repo.name,
+          files: repo.files,
+          message: 'Seed files',
+        });
+      }
+      for (const [branch, files] of Object.entries(repo.branches ?? {})) {
+        await pushFiles(this.call, repo.owner, {
+          owner: repo.owner,
+          repo: repo.name,
+          branch,
+          files,
+          message: `Seed ${branch}`,
+        });
+      }
+    }
+  }
+
+  readonly adminRoutes = async (method: string, subpath: string, body: unknown) => {
+    if (method === 'POST' && subpath === '/repos') {
+      const { error, value } = repoSchema.validate(body ?? {});
+      if (error) throw new TwinInputError(400, error.message);
+      const users = this.engine.store.collection('github.users', ['login']);
+      const orgs = this.engine.store.collection('github.orgs', ['login']);
+      const ownerExists = users.findOneBy('login', value.owner) || orgs.findOneBy('login', value.owner);
+      const seed = validateGitHubSeed({
+        ...(ownerExists ? {} : { users: [{ login: value.owner }] }),
+        repos: [value],
+      });
+      await this.applySeed(seed);
+      const repo = await this.call(value.owner, 'GET', `/repos/${value.owner}/${value.name}`);
+      return { status: 201, body: repo.data };
+    }
+    if (method === 'POST' && subpath === '/repos/files') {
+      const { error, value } = pushSchema.validate(body ?? {});
+      if (error) throw new TwinInputError(400, error.message);
+      const result = await pushFiles(
+        this.call,
+        value.owner,
+        value as { owner: string; repo: string; files: Record<string, FileContent> },
+      );
+      await synchronizePulls(
+        this.engine,
+        this.call,
+        value.owner,
+        value.repo,
+        result.branch,
+        result.commit_sha,
+      );
+      return { status: 201, body: result };
+    }
+    // Time passing, for tests: a login's expiring user tokens lapse now (its refresh tokens stay valid).
+    if (method === 'POST' && subpath === '/oauth/expire-user-tokens') {
+      const { error, value } = Joi.object({ login: Joi.string().required() }).validate(body ?? {});
+      if (error) throw new TwinInputError(400, error.message);
+      return { status: 200, body: { expired: expireUserTokens(this.engine, value.login) } };
+    }
+    if (method === 'PUT' && subpath === '/oauth') {
+      const { error, value } = Joi.object({ auto_approve: Joi.string().allow(null).required() }).validate(
+        body ?? {},
+      );
+      if (error) throw new TwinInputError(400, error.message);
+      this.autoApprove = value.auto_approve ?? undefined;
+      return { status: 200, body: { auto_approve: this.autoApprove ?? null } };
+    }
+    return undefined;
+  };
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    if (kind === 'rate_limit') {
+      const reset = String(Math.floor(Date.now() / 1000) + 60);
+      return json(
+        403,
+        {
+          message: 'API rate limit exceeded for user ID 1.',
+          documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting',
+        },
+        {
+          'x-ratelimit-limit': '5000',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': reset,
+          'x-ratelimit-resource': 'core',
+        },
+      );
+    }
+    return json(status, {
+      message: status >= 500 ? 'Server Error' : 'Injected fault',
+      documentation_url: 'https://docs.github.com/rest',
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.webhooks.idle();
+  }
+}
+
+export const githubTwin: TwinFactory = {
+  name: 'github',
+  description:
+    'GitHub REST API (repos and contents, branches, pulls, issue comments, deployments, checks, OAuth, GitHub Apps, webhooks, tarballs)',
+  envVarNames: ['GITHUB_TOKEN', 'GITHUB_API_URL', 'GITHUB_SERVER_URL', 'GITHUB_WEBHOOK_SECRET'],
+  // Probot's and @octokit/webhooks' middleware's default path.
+  webhook: { path: '/api/github/webhooks', secretVar: 'GITHUB_WEBHOOK_SECRET' },
+  summarize: summarizeGitHub,
+  validateSeed: validateGitHubSeed,
+  presets: githubPresets,
+  describeChange: describeGitHubChange,
+  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+    const seed = validateGitHubSeed(rawSeed);
+    const saved = rawSaved as GitHubSaved | undefined;
+    const token = saved?.token ?? randomToken('ghp_');
+    const webhookSecret = saved?.webhook_secret ?? randomToken('whsec_');
+    const tokenLogin = seed.token_login ?? seed.users?.[0]?.login ?? 'admin';
+    const engine = await startEngine('github', baseUrl, {
+      tokens: { [token]: { login: tokenLogin, scopes: TOKEN_SCOPES } },
+      github: engineSeed(seed),
+    });
+    const twin = new GitHubTwin(engine, baseUrl, seed, token, tokenLogin, webhookSecret);
+    if (saved) twin.restore(saved);
+    else {
+      if (seed.webhook) twin.configureTarget(seed.webhook);
+      await twin.applyRepoContent(seed);
+    }
+    return twin;
+  },
+};

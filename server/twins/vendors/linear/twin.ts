@@ -1,0 +1,374 @@
+import { createHmac } from 'node:crypto';
+import Joi from 'joi';
+import { type Authorization, type RequestHead } from '../../contract.ts';
+import { type Engine, type EngineRecord } from '../../engine/emulate.ts';
+import { EngineTwin, type EngineTwinSaved } from '../../engine/engine-twin.ts';
+import { engineTwinFactory } from '../../engine/factory.ts';
+import { json } from '../../runtime/http.ts';
+import { isKnownSecret, randomToken } from '../../runtime/secrets.ts';
+import type { WebhookSigner } from '../../runtime/webhooks.ts';
+import { seedValidator } from '../../kit/seed-validator.ts';
+import { conformAnswer } from './conform.ts';
+import { fitDocument, linearEngineSchema } from './fit.ts';
+import { describeLinearChange } from './changes.ts';
+import { summarizeLinear } from './summary.ts';
+import { linearPresets } from './presets.ts';
+
+export interface LinearSeed {
+  organization?: { name: string; url_key?: string };
+  users?: Array<{ email: string; name?: string; admin?: boolean }>;
+  teams?: Array<{ key: string; name: string; states?: Array<{ name: string; type?: string }> }>;
+  labels?: Array<{ name: string; color?: string; team?: string }>;
+  projects?: Array<{ name: string; team?: string; description?: string }>;
+  issues?: Array<{
+    team: string;
+    title: string;
+    description?: string;
+    state?: string;
+    priority?: number;
+    assignee?: string;
+    labels?: string[];
+    project?: string;
+  }>;
+  /** Comments on issues, which are named by identifier (`ENG-2`). */
+  comments?: Array<{ issue: string; body: string; user?: string }>;
+  webhook?: { url: string; events?: string[] };
+}
+
+const STATE_TYPES = ['triage', 'backlog', 'unstarted', 'started', 'completed', 'canceled'];
+
+const schema = Joi.object<LinearSeed>({
+  organization: Joi.object({
+    name: Joi.string().min(1).max(100).required(),
+    url_key: Joi.string().pattern(/^[a-z0-9-]{1,50}$/, 'url key'),
+  }),
+  users: Joi.array().items(
+    Joi.object({ email: Joi.string().email().required(), name: Joi.string().min(1), admin: Joi.boolean() }),
+  ),
+  teams: Joi.array().items(
+    Joi.object({
+      key: Joi.string()
+        .pattern(/^[A-Z][A-Z0-9]{0,6}$/, 'team key')
+        .required(),
+      name: Joi.string().min(1).required(),
+      states: Joi.array()
+        .items(Joi.object({ name: Joi.string().min(1).required(), type: Joi.string().valid(...STATE_TYPES) }))
+        .min(1),
+    }),
+  ),
+  labels: Joi.array().items(
+    Joi.object({
+      name: Joi.string().min(1).required(),
+      color: Joi.string().pattern(/^#[0-9a-fA-F]{6}$/, 'hex colour'),
+      team: Joi.string(),
+    }),
+  ),
+  projects: Joi.array().items(
+    Joi.object({ name: Joi.string().min(1).required(), team: Joi.string(), description: Joi.string() }),
+  ),
+  issues: Joi.array().items(
+    Joi.object({
+      team: Joi.string().required(),
+      title: Joi.string().min(1).required(),
+      description: Joi.string(),
+      state: Joi.string(),
+      priority: Joi.number().integer().min(0).max(4),
+      assignee: Joi.string().email(),
+      labels: Joi.array().items(Joi.string()),
+      project: Joi.string(),
+    }),
+  ),
+  comments: Joi.array().items(
+    Joi.object({
+      issue: Joi.string()
+        .pattern(/^[A-Z][A-Z0-9]{0,6}-\d+$/, 'issue identifier')
+        .required(),
+      body: Joi.string().min(1).required(),
+      user: Joi.string().email(),
+    }),
+  ),
+  webhook: Joi.object({
+    url: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .required(),
+    events: Joi.array().items(Joi.string()),
+  }),
+});
+
+const validateLinearSeed = seedValidator('linear', schema);
+
+/** Linear's GraphQL error body: `errors[].extensions.type` is what @linear/sdk turns into its error classes. */
+const linearError = (
+  status: number,
+  type: string,
+  code: string,
+  message: string,
+  headers?: Record<string, string>,
+) =>
+  json(
+    status,
+    { errors: [{ message, extensions: { type, code, userPresentableMessage: message } }] },
+    headers,
+  );
+
+/** Linear answers a missing or unknown key with HTTP 400 and an "authentication error". */
+const notAuthenticated = () =>
+  linearError(
+    400,
+    'authentication error',
+    'AUTHENTICATION_ERROR',
+    'Authentication required, not authenticated',
+  );
+
+/** The engine's published credentials (its README's), which must not open a sandbox's workspace. */
+const ENGINE_TOKEN = 'lin_test_admin';
+const ENGINE_OAUTH_CLIENT = 'lin_example_client_id';
+/** The engine's own webhook subscription that stands for the app's target: its deliveries go to our outbox. */
+const TARGET_WEBHOOK_ID = 'twinbox-app-target';
+const DEFAULT_ADMIN = 'admin@linear.local';
+const SCOPES = ['read', 'write', 'issues:create', 'comments:create', 'admin'];
+
+/** Linear's webhook headers: `Linear-Signature` is the hex HMAC-SHA256 of the raw body. */
+const linearSigner: WebhookSigner = ({ event, body, secret, guid }) => ({
+  'linear-delivery': guid,
+  'linear-event': event,
+  'linear-signature': createHmac('sha256', secret).update(body).digest('hex'),
+  'user-agent': 'Linear-Webhook',
+});
+
+/** The `Authorization` header's key: Linear takes a personal API key bare and an OAuth token as Bearer. */
+function presentedKey(header: string | null): string | undefined {
+  const value = header?.trim().replace(/^bearer\s+/i, '');
+  return value ? value : undefined;
+}
+
+class LinearTwin extends EngineTwin {
+  private readonly hooked = new WeakSet<object>();
+
+  constructor(engine: Engine, baseUrl: string, credentials: Record<string, string>) {
+    super(engine, baseUrl, credentials, linearSigner);
+    this.removeEngineCredentials();
+    this.hookDeliveries();
+    this.ensureTargetSubscription();
+  }
+
+  private get tokens() {
+    return this.engine.store.collection('linear.tokens', ['token', 'user_id', 'app_id']);
+  }
+
+  /** Access tokens that still open the workspace: the API key and OAuth tokens not revoked. */
+  private liveTokens(): string[] {
+    const now = Date.now();
+    return this.tokens
+      .all()
+      .filter(
+        (t) =>
+          t.revoked !== true &&
+          t.type !== 'oauth_refresh' &&
+          !(typeof t.expires_at === 'string' && Date.parse(t.expires_at) <= now),
+      )
+      .map((t) => String(t.token));
+  }
+
+  private removeEngineCredentials(): void {
+    for (const t of this.tokens.findBy('token', ENGINE_TOKEN)) this.tokens.delete(t.id);
+    const apps = this.engine.store.collection('linear.oauth_apps', ['linear_id', 'client_id']);
+    for (const a of apps.findBy('client_id', ENGINE_OAUTH_CLIENT)) apps.delete(a.id);
+  }
+
+  /**
+   * The engine sends a workspace's events itself, to its webhook subscriptions, and records each delivery.
+   * The one for our target subscription is taken off that path into the outbox (signed, retried, listed).
+   */
+  private hookDeliveries(): void {
+    const deliveries = this.engine.store.collection('linear.webhook_deliveries', ['linear_id', 'webhook_id']);
+    if (this.hooked.has(deliveries)) return;
+    this.hooked.add(deliveries);
+    const insert = deliveries.insert.bind(deliveries);
+    deliveries.insert = (data) => {
+      if (data.webhook_id !== TARGET_WEBHOOK_ID) return insert(data);
+      const payload = data.payload as { type?: string };
+      void this.webhooks.deliver(String(payload.type), payload);
+      return data as EngineRecord;
+    };
+  }
+
+  /**
+   * The app's target as a subscription the engine dispatches to (every resource type, public teams). It is
+   * always there, as the app's webhook is in a real workspace; without a target the outbox drops its events.
+   */
+  private ensureTargetSubscription(): void {
+    const subscriptions = this.engine.store.collection('linear.webhooks', ['linear_id', 'team_id']);
+    if (subscriptions.findOneBy('linear_id', TARGET_WEBHOOK_ID)) return;
+    subscriptions.insert({
+      linear_id: TARGET_WEBHOOK_ID,
+      label: 'Twinbox app',
+      // Never fetched by us: the delivery is intercepted; a data: URL keeps the engine's own fetch offline.
+      url: 'data:,',
+      secret: null,
+      enabled: true,
+      team_id: null,
+      all_public_teams: true,
+      resource_types: ['*'],
+      creator_id: null,
+    });
+  }
+
+  authorize(head: RequestHead): Authorization {
+    const path = head.url.pathname;
+    if (path.startsWith('/oauth/')) return 'public';
+    const key = presentedKey(head.headers.get('authorization'));
+    if (!key) return notAuthenticated();
+    return isKnownSecret(key, this.liveTokens()) ? true : notAuthenticated();
+  }
+
+  override async handle(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    // The engine's HTML inspector at / lists tokens and secrets: not part of Linear's API.
+    if (pathname !== '/graphql' && !pathname.startsWith('/oauth/'))
+      return linearError(404, 'invalid input', 'NOT_FOUND', `Cannot ${request.method} ${pathname}`);
+    if (pathname !== '/graphql' || request.method !== 'POST') return this.engine.app.fetch(request);
+    let body: { query?: unknown; variables?: unknown; operationName?: unknown };
+    try {
+      body = (await request.json()) as typeof body;
+    } catch {
+      return linearError(400, 'graphql error', 'INVALID_JSON', 'Request body is not valid JSON');
+    }
+    if (!body || typeof body !== 'object' || typeof body.query !== 'string')
+      return linearError(400, 'graphql error', 'GRAPHQL_VALIDATION_FAILED', 'Must provide query string.');
+    const variables =
+      body.variables && typeof body.variables === 'object' && !Array.isArray(body.variables)
+        ? (body.variables as Record<string, unknown>)
+        : {};
+    const schema = await linearEngineSchema((b) =>
+      this.engine.app.fetch(
+        new Request(request.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: this.credentials.LINEAR_API_KEY! },
+          body: b,
+        }),
+      ),
+    );
+    const fitted = fitDocument(schema, body.query, variables);
+    const headers = new Headers(request.headers);
+    headers.delete('content-length');
+    const response = await this.engine.app.fetch(
+      new Request(request.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          query: fitted?.query ?? body.query,
+          variables: fitted?.variables ?? variables,
+          operationName: body.operationName,
+        }),
+      }),
+    );
+    if (!fitted || !response.headers.get('content-type')?.includes('json')) return response;
+    const answer = (await response.json()) as { data?: unknown; errors?: unknown[] };
+    // An answer with errors goes as the engine gave it: filling its nulls would hide what failed.
+    if (answer.data && !answer.errors?.length)
+      answer.data =
+        (await conformAnswer(
+          fitted.original,
+          variables,
+          typeof body.operationName === 'string' ? body.operationName : undefined,
+          answer.data,
+          this.baseUrl,
+        )) ?? answer.data;
+    return json(response.status, answer);
+  }
+
+  errorResponse(status: number, message: string, code?: string): Response {
+    if (code === 'too_large')
+      return linearError(413, 'invalid input', 'PAYLOAD_TOO_LARGE', 'Request body is too large.');
+    if (status >= 500) return linearError(500, 'internal error', 'INTERNAL_SERVER_ERROR', 'Internal error');
+    return linearError(status, 'invalid input', 'INVALID_INPUT', message);
+  }
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    if (kind === 'rate_limit') {
+      const reset = String(Date.now() + 60_000);
+      return linearError(400, 'ratelimited', 'RATELIMITED', 'Rate limit exceeded', {
+        'x-ratelimit-requests-limit': '1500',
+        'x-ratelimit-requests-remaining': '0',
+        'x-ratelimit-requests-reset': reset,
+      });
+    }
+    return status >= 500
+      ? linearError(status, 'internal error', 'INTERNAL_SERVER_ERROR', 'Internal error')
+      : linearError(status, 'invalid input', 'INVALID_INPUT', 'The request could not be processed.');
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      LINEAR_API_KEY: this.credentials.LINEAR_API_KEY!,
+      // @linear/sdk has no environment variable for its endpoint: the app passes this as `apiUrl`.
+      LINEAR_API_URL: `${this.baseUrl}/graphql`,
+      LINEAR_WEBHOOK_SECRET: this.credentials.LINEAR_WEBHOOK_SECRET!,
+    };
+  }
+
+  override secrets(): string[] {
+    return [...super.secrets(), ...this.tokens.all().map((t) => String(t.token))];
+  }
+
+  override restore(saved: EngineTwinSaved): void {
+    super.restore(saved);
+    this.removeEngineCredentials();
+    this.ensureTargetSubscription();
+  }
+
+  protected override afterReset(): void {
+    this.removeEngineCredentials();
+    this.ensureTargetSubscription();
+  }
+
+  async applySeed(raw: unknown): Promise<void> {
+    const seed = raw as LinearSeed;
+    this.engine.seedFromConfig(engineSeed(seed));
+    if (seed.webhook) this.configureTarget(seed.webhook);
+  }
+
+  configureTarget(w: NonNullable<LinearSeed['webhook']>): void {
+    this.webhooks.target = {
+      url: w.url,
+      secret: this.credentials.LINEAR_WEBHOOK_SECRET!,
+      events: w.events ?? ['*'],
+    };
+  }
+}
+
+/** The engine's seed config: ours, plus the API key as a personal token of the workspace's first admin. */
+function engineSeed(seed: LinearSeed, apiKey?: string) {
+  const admin = seed.users?.find((u) => u.admin)?.email ?? DEFAULT_ADMIN;
+  const { webhook: _webhook, ...rest } = seed;
+  return {
+    ...rest,
+    ...(apiKey ? { tokens: [{ token: apiKey, user: admin, scopes: SCOPES }] } : {}),
+  };
+}
+
+export const linearTwin = engineTwinFactory({
+  name: 'linear',
+  description:
+    'Linear GraphQL API (viewer, users, teams, workflow states, issues, comments, labels, projects, cycles, webhooks) and OAuth on the emulate engine',
+  envVarNames: ['LINEAR_API_KEY', 'LINEAR_API_URL', 'LINEAR_WEBHOOK_SECRET'],
+  // Linear has no framework default; a Next.js-style route like the other twins'.
+  webhook: { path: '/api/webhooks/linear', secretVar: 'LINEAR_WEBHOOK_SECRET' },
+  summarize: summarizeLinear,
+  validateSeed: validateLinearSeed,
+  presets: linearPresets,
+  describeChange: describeLinearChange,
+  newCredentials: () => ({
+    LINEAR_API_KEY: randomToken('lin_api_', 30),
+    LINEAR_WEBHOOK_SECRET: randomToken('lin_wh_', 24),
+  }),
+  engineSeed: (seed, credentials) => ({
+    tokens: {},
+    linear: engineSeed(seed, credentials.LINEAR_API_KEY),
+  }),
+  driver: (engine, baseUrl, credentials) => new LinearTwin(engine, baseUrl, credentials),
+  fresh(twin, seed) {
+    if (seed.webhook) twin.configureTarget(seed.webhook);
+  },
+});

@@ -1,0 +1,321 @@
+import { randomBytes } from 'node:crypto';
+import Joi from 'joi';
+import {
+  TwinInputError,
+  type Authorization,
+  type RequestHead,
+  type TwinDriver,
+  type TwinFactory,
+} from '../../contract.ts';
+import { startEngine, type Engine, type EngineStoreSnapshot } from '../../engine/emulate.ts';
+import { json } from '../../runtime/http.ts';
+import { randomToken, secretEquals } from '../../runtime/secrets.ts';
+import { WebhookOutbox } from '../../runtime/webhooks.ts';
+import { seedValidator } from '../../kit/seed-validator.ts';
+import { describeOktaChange, summarizeOkta } from './summary.ts';
+import { oktaPresets } from './presets.ts';
+
+export interface OktaSeed {
+  users?: Array<{
+    login: string;
+    email?: string;
+    first_name?: string;
+    last_name?: string;
+    status?: 'ACTIVE' | 'STAGED' | 'SUSPENDED' | 'DEPROVISIONED';
+  }>;
+  /** Groups; `members` are user logins. Every org also has Okta's built-in `Everyone`. */
+  groups?: Array<{ name: string; description?: string; members?: string[] }>;
+  /** Redirect URIs of the twin's OIDC app (OKTA_OAUTH2_CLIENT_ID). */
+  redirect_uris?: string[];
+}
+
+interface OktaSaved {
+  api_token: string;
+  client_id: string;
+  client_secret: string;
+  engine: EngineStoreSnapshot;
+}
+
+const schema = Joi.object<OktaSeed>({
+  users: Joi.array().items(
+    Joi.object({
+      login: Joi.string().email().required(),
+      email: Joi.string().email(),
+      first_name: Joi.string().max(50),
+      last_name: Joi.string().max(50),
+      status: Joi.string().valid('ACTIVE', 'STAGED', 'SUSPENDED', 'DEPROVISIONED'),
+    }),
+  ),
+  groups: Joi.array().items(
+    Joi.object({
+      name: Joi.string().min(1).max(255).required(),
+      description: Joi.string().allow(''),
+      members: Joi.array().items(Joi.string().email()),
+    }),
+  ),
+  redirect_uris: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })),
+});
+
+const validateOktaSeed = seedValidator('okta', schema, {
+  check(value) {
+    for (const [i, group] of (value.groups ?? []).entries()) {
+      for (const [k, login] of (group.members ?? []).entries()) {
+        if (!value.users?.some((u) => u.login === login)) {
+          throw new TwinInputError(
+            400,
+            `okta seed: "groups[${i}].members[${k}]" "${login}" is not a seeded user`,
+          );
+        }
+      }
+    }
+  },
+});
+
+/** Okta's error body (`errorCode`, `errorSummary`, `errorLink`, `errorId`, `errorCauses`). */
+function oktaError(status: number, errorCode: string, errorSummary: string): Response {
+  return json(status, {
+    errorCode,
+    errorSummary,
+    errorLink: errorCode,
+    errorId: `oae${randomBytes(11).toString('base64url')}`,
+    errorCauses: [],
+  });
+}
+
+/** The management API's create operations (answered 200 by Okta; authorization servers 201, as the engine does). */
+const CREATE_PATH = /^\/api\/v1\/(users|groups|apps)$/;
+/** Lifecycle operations Okta answers with an empty 200 (the engine sends the object). */
+const EMPTY_LIFECYCLE =
+  /^\/api\/v1\/(users\/[^/]+\/lifecycle\/(deactivate|suspend|unsuspend)|apps\/[^/]+\/lifecycle\/(activate|deactivate))$/;
+
+/** Demo objects the engine always creates, with a published client secret: not in a Twinbox org. */
+const ENGINE_DEMO = { user: 'testuser@okta.local', clients: ['okta-test-client', 'okta-test-app'] };
+
+const okta0 = (prefix: string) =>
+  prefix +
+  [...randomBytes(17)]
+    .map((b) => 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'[b % 62])
+    .join('');
+
+export class OktaTwin implements TwinDriver {
+  readonly webhooks = new WebhookOutbox(() => ({}));
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly baseUrl: string,
+    private readonly seed: OktaSeed,
+    private readonly apiToken: string,
+    private readonly clientId: string,
+    private readonly clientSecret: string,
+  ) {}
+
+  private col(name: string) {
+    return this.engine.store.collection(name);
+  }
+
+  /**
+   * The management API (`/api/v1/*`) takes the org's API token (`SSWS <token>`), compared in constant
+   * time; the engine would take any token as its admin. The OAuth 2.0 / OIDC endpoints check their
+   * client credentials and access tokens themselves, as Okta's do.
+   */
+  authorize(head: RequestHead): Authorization {
+    if (!head.url.pathname.startsWith('/api/')) return 'public';
+    const header = head.headers.get('authorization');
+    if (!header) return oktaError(401, 'E0000005', 'Invalid session');
+    const m = /^SSWS\s+(\S+)\s*$/i.exec(header);
+    if (!m || !secretEquals(m[1]!, this.apiToken))
+      return oktaError(401, 'E0000011', 'Invalid token provided');
+    return true;
+  }
+
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const verdict = this.authorize({ method: request.method, url, headers: request.headers });
+    if (verdict instanceof Response) return verdict;
+    if (verdict === true) this.engine.tokenMap.set(this.apiToken, { login: 'admin', id: 1, scopes: [] });
+    return this.fit(request.method, url.pathname, await this.engine.app.fetch(request));
+  }
+
+  /** Where the engine's answer differs from Okta's description (checked in test/twins/okta.test.ts). */
+  private async fit(method: string, pathname: string, response: Response): Promise<Response> {
+    // Okta answers a create with 200 (its description documents no 201 for users, groups, apps or
+    // authorization servers); the engine with 201.
+    if (method === 'POST' && response.status === 201 && CREATE_PATH.test(pathname)) {
+      return new Response(response.body, { status: 200, headers: response.headers });
+    }
+    if (method === 'POST' && response.status === 200 && EMPTY_LIFECYCLE.test(pathname)) {
+      await response.body?.cancel();
+      return new Response(null, {
+        status: 200,
+        headers: { 'x-okta-request-id': randomBytes(9).toString('base64url') },
+      });
+    }
+    // Okta's authorization servers take PKCE with S256 only, and say so in their metadata.
+    if (method === 'GET' && pathname.endsWith('/.well-known/openid-configuration') && response.ok) {
+      const metadata = (await response.json()) as Record<string, unknown>;
+      metadata.code_challenge_methods_supported = ['S256'];
+      return json(200, metadata);
+    }
+    return response;
+  }
+
+  errorResponse(status: number, message: string, code?: string): Response {
+    if (code === 'too_large')
+      return oktaError(413, 'E0000001', 'Api validation failed: request body too large');
+    if (status >= 500) return oktaError(status, 'E0000009', 'Internal Server Error');
+    if (status === 401) return oktaError(401, 'E0000011', 'Invalid token provided');
+    if (code === 'invalid_json') return oktaError(400, 'E0000003', 'The request body was not well-formed.');
+    return oktaError(status, 'E0000001', `Api validation failed: ${message}`);
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      // okta-sdk-nodejs reads these two itself (new okta.Client() with no options).
+      OKTA_CLIENT_ORGURL: this.baseUrl,
+      OKTA_CLIENT_TOKEN: this.apiToken,
+      // The names Okta's Node samples and @okta/oidc-middleware configurations use.
+      OKTA_OAUTH2_ISSUER: `${this.baseUrl}/oauth2/default`,
+      OKTA_OAUTH2_CLIENT_ID: this.clientId,
+      OKTA_OAUTH2_CLIENT_SECRET: this.clientSecret,
+    };
+  }
+
+  secrets(): string[] {
+    return [this.apiToken, this.clientSecret];
+  }
+
+  snapshot(): OktaSaved {
+    return {
+      api_token: this.apiToken,
+      client_id: this.clientId,
+      client_secret: this.clientSecret,
+      engine: this.engine.store.snapshot(),
+    };
+  }
+
+  restore(saved: OktaSaved): void {
+    this.engine.store.restore(saved.engine);
+  }
+
+  /** Removes the engine's demo user and clients, and registers the twin's own OIDC app. */
+  prepare(): void {
+    const users = this.col('okta.users');
+    const clients = this.col('okta.oauth_clients');
+    const memberships = this.col('okta.group_memberships');
+    if (!this.seed.users?.some((u) => u.login === ENGINE_DEMO.user)) {
+      for (const user of users.findBy('login', ENGINE_DEMO.user)) {
+        for (const m of memberships.findBy('user_okta_id', user.okta_id)) memberships.delete(m.id);
+        users.delete(user.id);
+      }
+    }
+    for (const id of ENGINE_DEMO.clients)
+      for (const c of clients.findBy('client_id', id)) clients.delete(c.id);
+    clients.insert({
+      client_id: this.clientId,
+      client_secret: this.clientSecret,
+      name: 'Twinbox app',
+      redirect_uris: this.seed.redirect_uris ?? [],
+      response_types: ['code'],
+      grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      auth_server_id: 'default',
+    });
+    this.addContent(this.seed);
+  }
+
+  /** Groups and memberships, which the engine's seeding does not take by name. */
+  private addContent(seed: OktaSeed): void {
+    const users = this.col('okta.users');
+    const groups = this.col('okta.groups');
+    const memberships = this.col('okta.group_memberships');
+    const now = new Date().toISOString();
+    for (const g of seed.groups ?? []) {
+      const group =
+        groups.findOneBy('name', g.name) ??
+        groups.insert({
+          okta_id: okta0('00g'),
+          name: g.name,
+          description: g.description ?? '',
+          type: 'OKTA_GROUP',
+          last_membership_updated: now,
+          last_updated: now,
+        });
+      for (const login of g.members ?? []) {
+        const user = users.findOneBy('login', login);
+        if (!user) throw new TwinInputError(400, `okta seed: "${login}" is not a user`);
+        const exists = memberships
+          .findBy('group_okta_id', group.okta_id)
+          .some((m) => m.user_okta_id === user.okta_id);
+        if (!exists) memberships.insert({ group_okta_id: group.okta_id, user_okta_id: user.okta_id });
+      }
+    }
+  }
+
+  async reset(): Promise<void> {
+    this.engine.reset();
+    this.prepare();
+  }
+
+  async applySeed(raw: unknown): Promise<void> {
+    const seed = raw as OktaSeed;
+    this.engine.seedFromConfig(engineSeed(seed));
+    this.addContent(seed);
+  }
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    if (kind === 'rate_limit') {
+      const reset = String(Math.ceil(Date.now() / 1000) + 60);
+      const response = oktaError(429, 'E0000047', 'API call exceeded rate limit due to too many requests.');
+      response.headers.set('x-rate-limit-limit', '600');
+      response.headers.set('x-rate-limit-remaining', '0');
+      response.headers.set('x-rate-limit-reset', reset);
+      return response;
+    }
+    return status >= 500
+      ? oktaError(status, 'E0000009', 'Internal Server Error')
+      : oktaError(status, 'E0000001', 'Api validation failed');
+  }
+
+  async close(): Promise<void> {
+    await this.webhooks.idle();
+  }
+}
+
+function engineSeed(seed: OktaSeed) {
+  return {
+    users: (seed.users ?? []).map((u) => ({ ...u, email: u.email ?? u.login })),
+  };
+}
+
+export const oktaTwin: TwinFactory = {
+  name: 'okta',
+  description:
+    'Okta management API (users and their lifecycle, groups, apps) with SSWS API tokens, and the OAuth 2.0 / OIDC authorization servers, on the emulate engine',
+  envVarNames: [
+    'OKTA_CLIENT_ORGURL',
+    'OKTA_CLIENT_TOKEN',
+    'OKTA_OAUTH2_ISSUER',
+    'OKTA_OAUTH2_CLIENT_ID',
+    'OKTA_OAUTH2_CLIENT_SECRET',
+  ],
+  summarize: summarizeOkta,
+  describeChange: describeOktaChange,
+  validateSeed: validateOktaSeed,
+  presets: oktaPresets,
+  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+    const seed = validateOktaSeed(rawSeed);
+    const saved = rawSaved as OktaSaved | undefined;
+    const engine = await startEngine('okta', baseUrl, { okta: engineSeed(seed) } as never);
+    const twin = new OktaTwin(
+      engine,
+      baseUrl,
+      seed,
+      saved?.api_token ?? randomToken('00', 30),
+      saved?.client_id ?? okta0('0oa'),
+      saved?.client_secret ?? randomToken('', 30),
+    );
+    if (saved) twin.restore(saved);
+    else twin.prepare();
+    return twin;
+  },
+};

@@ -1,0 +1,511 @@
+import { createHmac } from 'node:crypto';
+import Joi from 'joi';
+import {
+  TwinInputError,
+  type Authorization,
+  type RequestHead,
+  type TwinDriver,
+  type TwinFactory,
+} from '../../contract.ts';
+import {
+  startEngine,
+  type Engine,
+  type EngineStoreSnapshot,
+  type EngineTokenUser,
+} from '../../engine/emulate.ts';
+import { json } from '../../runtime/http.ts';
+import { screenRequest } from '../../runtime/safe-json.ts';
+import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
+import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../../runtime/webhooks.ts';
+import { seedValidator } from '../../kit/seed-validator.ts';
+import { SlackFidelity } from './fidelity.ts';
+import { TokenRevocations } from './revocation.ts';
+import { summarizeSlack } from './summary.ts';
+import { describeSlackChange } from './changes.ts';
+import { slackPresets } from './presets.ts';
+
+interface SlackSeed {
+  team?: { name?: string; domain?: string };
+  users?: Array<{ name: string; real_name?: string; email?: string; [key: string]: unknown }>;
+  channels?: Array<{
+    name: string;
+    topic?: string;
+    purpose?: string;
+    is_private?: boolean;
+    /** User names; the channel's members are exactly these plus the bot (default: every user). */
+    members?: string[];
+    /** History, oldest first; `user` is a user name (default: the seed's first user). */
+    messages?: Array<{ user?: string; text: string }>;
+    [key: string]: unknown;
+  }>;
+  /** Name of the bot user SLACK_BOT_TOKEN authenticates as (default `twinbox-bot`). */
+  bot_name?: string;
+  webhook?: { url: string; events?: string[] };
+}
+
+interface SlackSaved {
+  bot_token: string;
+  signing_secret: string;
+  target?: WebhookTarget;
+  tokens: Array<[string, EngineTokenUser]>;
+  /** SHA-256 digests of tokens revoked with auth.revoke. */
+  revoked?: string[];
+  engine: EngineStoreSnapshot;
+}
+
+const schema = Joi.object<SlackSeed>({
+  team: Joi.object({ name: Joi.string(), domain: Joi.string() }),
+  users: Joi.array().items(
+    Joi.object({
+      name: Joi.string().required(),
+      real_name: Joi.string(),
+      email: Joi.string().email(),
+    }).unknown(true),
+  ),
+  channels: Joi.array().items(
+    Joi.object({
+      name: Joi.string()
+        .pattern(/^[a-z0-9_-]+$/)
+        .required(),
+      topic: Joi.string(),
+      purpose: Joi.string(),
+      is_private: Joi.boolean(),
+      members: Joi.array().items(Joi.string().min(1)),
+      messages: Joi.array().items(
+        Joi.object({ user: Joi.string().min(1), text: Joi.string().min(1).required() }),
+      ),
+    }).unknown(true),
+  ),
+  bot_name: Joi.string().pattern(/^[a-z0-9_-]+$/),
+  webhook: Joi.object({
+    url: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .required(),
+    events: Joi.array().items(Joi.string()),
+  }),
+});
+
+const DEFAULT_SEED: SlackSeed = {
+  users: [{ name: 'ada', real_name: 'Ada Lovelace', email: 'ada@example.com' }],
+  channels: [{ name: 'general', topic: 'General' }],
+};
+
+const validateSlackSeed = seedValidator('slack', schema, { empty: DEFAULT_SEED });
+
+const engineChannels = (channels: NonNullable<SlackSeed['channels']>) =>
+  channels.map(({ members: _m, messages: _h, ...channel }) => channel);
+
+function engineSeed(seed: SlackSeed, botName: string) {
+  return {
+    ...(seed.team ? { team: seed.team } : {}),
+    users: [
+      ...(seed.users ?? []),
+      { name: botName, real_name: botName, email: `${botName}@bots.slack.local` },
+    ],
+    ...(seed.channels ? { channels: engineChannels(seed.channels) } : {}),
+    bots: [{ name: botName }],
+  };
+}
+
+/**
+ * Slack's request signing (`v0=` HMAC of `v0:<timestamp>:<body>`), as Bolt verifies it; a retry says
+ * which one it is and why, as the Events API does.
+ */
+export const slackSigner: WebhookSigner = ({ body, secret, attempt, retryReason }) => {
+  const ts = String(Math.floor(Date.now() / 1000));
+  return {
+    'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
+    'x-slack-request-timestamp': ts,
+    'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')}`,
+    ...(attempt > 1
+      ? { 'x-slack-retry-num': String(attempt - 1), 'x-slack-retry-reason': retryReason ?? 'http_error' }
+      : {}),
+  };
+};
+
+/** Slack answers Web API errors with HTTP 200 and `ok: false`; @slack/web-api raises them as platform errors. */
+const slackError = (error: string, status = 200) => json(status, { ok: false, error });
+
+/** Incoming webhooks and upload URLs answer errors as plain text. */
+const slackText = (status: number, text: string) =>
+  new Response(text, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+
+/** Methods called with client credentials (in the body or Basic), not a token. */
+const CLIENT_CREDENTIAL_METHODS = new Set([
+  '/api/oauth.v2.access',
+  '/api/oauth.access',
+  '/api/openid.connect.token',
+]);
+
+const FORM = /^application\/x-www-form-urlencoded/i;
+
+/**
+ * Whether the consent form's post names a `redirect_uri` that is an absolute URL. The engine redirects to
+ * it without checking, and a missing or relative one was a 500.
+ */
+async function hasAbsoluteRedirect(request: Request): Promise<boolean> {
+  try {
+    const uri = (await request.clone().formData()).get('redirect_uri');
+    return typeof uri === 'string' && URL.canParse(uri);
+  } catch {
+    // Not a form at all (JSON, text, a broken multipart body): the engine would read no redirect_uri.
+    return false;
+  }
+}
+
+/**
+ * Whether the body's `limit`, read as the engine reads it (`Number()` of the form field or JSON value),
+ * is negative or fractional: the engine's list methods then index past their page (a 500). Slack
+ * answers `invalid_limit`. Other non-numbers are the engine's default, as before.
+ */
+function invalidLimit(body: Buffer, contentType: string): boolean {
+  let limit: unknown;
+  if (contentType.includes('application/json')) {
+    try {
+      const parsed: unknown = JSON.parse(body.toString('utf8'));
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return false;
+      limit = (parsed as { limit?: unknown }).limit;
+    } catch {
+      return false;
+    }
+  } else limit = new URLSearchParams(body.toString('utf8')).get('limit') ?? undefined;
+  if (limit === undefined) return false;
+  const n = Number(limit);
+  return Number.isFinite(n) && (n < 0 || !Number.isInteger(n));
+}
+
+/** JSON that parses, to something other than an object or array (`null`, a number, a string, a boolean). */
+function jsonScalar(body: Buffer): boolean {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    return parsed === null || typeof parsed !== 'object';
+  } catch {
+    return false;
+  }
+}
+
+class SlackTwin implements TwinDriver {
+  readonly webhooks = new WebhookOutbox(slackSigner);
+  /** `blocks` and `attachments` arrive as JSON text in form fields, and the engine parses them. */
+  readonly jsonFormFields = true;
+  private readonly fidelity: SlackFidelity;
+  private readonly revocations = new TokenRevocations();
+  /** The bot token's engine user, to give it back on reset after an auth.revoke. */
+  private readonly botEntry: EngineTokenUser | undefined;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly baseUrl: string,
+    private readonly seed: SlackSeed,
+    private readonly botName: string,
+    private readonly botToken: string,
+    private readonly signingSecret: string,
+  ) {
+    // The engine's events (messages, channel changes...) arrive as Events API envelopes (event_callback);
+    // they go to our target too, which the deploy points at the app (docs/twins.md, "Webhooks").
+    const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
+    engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
+      void this.webhooks.deliver(event, payload);
+      return dispatch(event, action, payload, owner, repo);
+    };
+    this.fidelity = new SlackFidelity(engine);
+    this.botEntry = engine.tokenMap.get(botToken);
+  }
+
+  /** The engine seeds bots without a user; make the bot a user so auth.test reports bot_id and user_id. */
+  linkBotUser(): void {
+    const users = this.engine.store.collection('slack.users', ['user_id', 'email']);
+    const bots = this.engine.store.collection('slack.bots', ['bot_id']);
+    const user = users.all().find((u) => u.name === this.botName);
+    const bot = bots.all().find((b) => b.name === this.botName);
+    if (user && bot) {
+      users.update(user.id, { is_bot: true });
+      bots.update(bot.id, { user_id: user.user_id });
+    }
+  }
+
+  /** Tokens this twin issued: the bot token, and whatever its OAuth and seeds added. */
+  private knownToken(token: string): boolean {
+    const stored = this.engine.store.collection('slack.tokens', ['token', 'user_id', 'app_id', 'team_id']);
+    return isKnownSecret(token, [
+      ...this.engine.tokenMap.keys(),
+      ...stored.all().map((r) => String(r.token)),
+    ]);
+  }
+
+  /**
+   * Before any body is read. The engine takes any unknown token as its default user; we do not: a token
+   * in the `Authorization` header (or `?token=`) must be one the twin knows (compared in constant time).
+   * A form post without the header may carry `token` in its body, as Slack allows: that body is read
+   * (capped) and `handle` checks the token. The OAuth pages and client-credential methods are public,
+   * incoming webhooks and upload URLs are authorised by the secret in their path.
+   */
+  authorize(head: RequestHead): Authorization {
+    const { pathname, searchParams } = head.url;
+    if (CLIENT_CREDENTIAL_METHODS.has(pathname) || pathname.startsWith('/oauth/')) return 'public';
+    if (pathname.startsWith('/services/')) {
+      const hooks = this.engine.store.collection('slack.incoming_webhooks', ['token']).all();
+      const known = hooks.map((h) => String(h.token));
+      return isKnownSecret(pathname.split('/')[4] ?? '', known) ? true : slackText(403, 'invalid_token');
+    }
+    if (pathname.startsWith('/upload/v1/')) {
+      const sessions = this.engine.store.collection('slack.file_upload_sessions', ['file_id']);
+      const session = sessions.all().find((f) => f.file_id === pathname.split('/')[3]);
+      return session && !session.completed ? 'public' : slackText(404, 'file_not_found');
+    }
+    const header = head.headers.get('authorization');
+    const presented = header ? presentedToken(header)?.token : (searchParams.get('token') ?? undefined);
+    if (header !== null || presented !== undefined) {
+      return presented && this.knownToken(presented)
+        ? true
+        : slackError(this.revocations.errorFor(presented));
+    }
+    if (!pathname.startsWith('/api/')) {
+      return ['GET', 'HEAD', 'OPTIONS'].includes(head.method) ? 'public' : slackError('not_authed');
+    }
+    return head.method === 'POST' && FORM.test(head.headers.get('content-type') ?? '')
+      ? 'public'
+      : slackError('not_authed');
+  }
+
+  /** Called by the instance after `authorize` and the input screen; both run again here, at the engine's door. */
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const verdict = this.authorize({ method: request.method, url, headers: request.headers });
+    if (verdict instanceof Response) return verdict;
+    const body = Buffer.from(await request.clone().arrayBuffer());
+    await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '', {
+      jsonFormFields: true,
+    });
+    const contentType = request.headers.get('content-type') ?? '';
+    // oauth.v2.access parses its JSON body itself and reads fields of `null` (a 500); every other method
+    // takes JSON that is not an object as no parameters, and so does it now.
+    if (contentType.includes('application/json') && jsonScalar(body)) {
+      request = new Request(request, { body: '{}' });
+    }
+    if (url.pathname.startsWith('/api/') && invalidLimit(body, contentType)) {
+      return slackError('invalid_limit');
+    }
+    const consent = request.method === 'POST' && url.pathname === '/oauth/v2/authorize/callback';
+    if (consent && !(await hasAbsoluteRedirect(request))) {
+      return slackText(400, 'bad_redirect_uri');
+    }
+    // The engine reads tokens from the header only: a token from the query or the form moves there. On
+    // a public route, a header that is not a known token (nor Basic client credentials) is dropped: the
+    // engine would take an unknown token as its default user.
+    const headers = new Headers(request.headers);
+    const presented = presentedToken(headers.get('authorization'));
+    if (!headers.has('authorization')) {
+      let token = url.searchParams.get('token') ?? undefined;
+      const formToken = verdict === 'public' && url.pathname.startsWith('/api/');
+      if (token === undefined && formToken && !CLIENT_CREDENTIAL_METHODS.has(url.pathname)) {
+        token = new URLSearchParams(body.toString('utf8')).get('token') ?? undefined;
+        if (!token) return slackError('not_authed');
+        if (!this.knownToken(token)) return slackError(this.revocations.errorFor(token));
+      }
+      if (token === undefined) return this.forward(request);
+      headers.set('authorization', `Bearer ${token}`);
+    } else if (verdict === 'public' && presented?.scheme !== 'basic') {
+      if (presented && this.knownToken(presented.token)) return this.forward(request);
+      headers.delete('authorization');
+    } else return this.forward(request);
+    return this.forward(new Request(request, { headers }));
+  }
+
+  /**
+   * To the engine, and its answer brought to Slack's documented shape (fidelity.ts). `auth.revoke`, which
+   * the engine lacks, is answered here for the token the request carries.
+   */
+  private async forward(request: Request): Promise<Response> {
+    const presented = presentedToken(request.headers.get('authorization'));
+    const token = presented && presented.scheme !== 'basic' ? presented.token : undefined;
+    const { pathname, searchParams } = new URL(request.url);
+    if (pathname === '/api/auth.revoke' && token && this.knownToken(token)) {
+      const form = new URLSearchParams(await request.clone().text());
+      const test = searchParams.get('test') ?? form.get('test');
+      return this.revocations.revoke(this.engine, token, test === 'true' || test === '1');
+    }
+    // The engine reads the body; a copy keeps the parameters for the answer's fixes.
+    const copy = this.fidelity.changes(pathname) ? request.clone() : request;
+    const response = await this.engine.app.fetch(request);
+    return this.fidelity.finish(copy, response, token && this.userIdOf(token));
+  }
+
+  /** The Slack user id a token acts as. */
+  private userIdOf(token: string): string | undefined {
+    const users = this.engine.store.collection('slack.users', ['user_id', 'email']);
+    const login = this.engine.tokenMap.get(token)?.login;
+    if (login) return users.all().find((u) => u.name === login)?.user_id as string | undefined;
+    const stored = this.engine.store.collection('slack.tokens', ['token', 'user_id', 'app_id', 'team_id']);
+    return stored.findOneBy('token', token)?.user_id as string | undefined;
+  }
+
+  /** Slack's `{ok: false, error}`: `invalid_json` and `invalid_arguments` as Slack sends them (HTTP 200). */
+  errorResponse(status: number, _message: string, code?: string): Response {
+    if (code === 'invalid_json') return slackError('invalid_json');
+    if (code === 'too_large') return slackError('request_too_large', 413);
+    if (status >= 500) return slackError('internal_error', status);
+    if (status === 401) return slackError('invalid_auth');
+    return slackError('invalid_arguments');
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      SLACK_BOT_TOKEN: this.botToken,
+      SLACK_SIGNING_SECRET: this.signingSecret,
+      // @slack/web-api's `slackApiUrl` option: the API root including /api/.
+      SLACK_API_URL: `${this.baseUrl}/api/`,
+    };
+  }
+
+  secrets(): string[] {
+    return [this.botToken, this.signingSecret];
+  }
+
+  snapshot(): SlackSaved {
+    return {
+      bot_token: this.botToken,
+      signing_secret: this.signingSecret,
+      target: this.webhooks.target,
+      tokens: [...this.engine.tokenMap],
+      revoked: this.revocations.list(),
+      engine: this.engine.store.snapshot(),
+    };
+  }
+
+  restore(saved: SlackSaved): void {
+    this.engine.store.restore(saved.engine);
+    this.engine.tokenMap.clear();
+    for (const [token, user] of saved.tokens) this.engine.tokenMap.set(token, user);
+    this.revocations.restore(saved.revoked ?? []);
+    this.webhooks.target = saved.target;
+  }
+
+  async reset(): Promise<void> {
+    // Reset is a fresh install: a bot token revoked since works again.
+    const own = this.engine.tokenMap.get(this.botToken) ?? this.botEntry;
+    this.revocations.clear();
+    this.engine.reset();
+    this.engine.tokenMap.clear();
+    if (own) this.engine.tokenMap.set(this.botToken, own);
+    this.linkBotUser();
+    this.applyChannelContent(this.seed);
+    this.webhooks.clear();
+  }
+
+  /**
+   * What the engine's own seeding does not do: topic/purpose of a channel that already existed (the
+   * engine always has #general and #random), `members`, and message history. Written to the engine's
+   * store directly, so it sends no events.
+   */
+  applyChannelContent(seed: SlackSeed): void {
+    const users = this.engine.store.collection('slack.users', ['user_id', 'email']);
+    const channels = this.engine.store.collection('slack.channels', ['channel_id', 'name']);
+    const messages = this.engine.store.collection('slack.messages', ['ts', 'channel_id']);
+    const userId = (name: string, at: string) => {
+      const user = users.all().find((u) => u.name === name && !u.deleted);
+      if (!user) throw new TwinInputError(400, `slack seed: "${at}" "${name}" is not a seeded user`);
+      return user.user_id as string;
+    };
+    const defaultAuthor = seed.users?.[0]?.name ?? this.seed.users?.[0]?.name;
+    const total = (seed.channels ?? []).reduce((n, c) => n + (c.messages?.length ?? 0), 0);
+    // Seeded history is in order, one second apart, ending a minute ago, and after any existing message
+    // (so POST /seed appends to a channel's history).
+    const latest = Math.max(0, ...messages.all().map((m) => Math.floor(Number(m.ts)) + 1));
+    let clock = Math.max(Math.floor(Date.now() / 1000) - 60 - total, latest);
+    let seq = 0;
+    for (const [i, ch] of (seed.channels ?? []).entries()) {
+      const channel = channels.all().find((c) => c.name === ch.name);
+      if (!channel) continue;
+      const now = Math.floor(Date.now() / 1000);
+      const changes: Record<string, unknown> = {};
+      const creator = channel.creator as string;
+      if (ch.topic !== undefined) changes.topic = { value: ch.topic, creator, last_set: now };
+      if (ch.purpose !== undefined) changes.purpose = { value: ch.purpose, creator, last_set: now };
+      // Every user by default, as the engine does for the channels it creates (#general predates the seed).
+      const ids = ch.members
+        ? ch.members.map((name, k) => userId(name, `channels[${i}].members[${k}]`))
+        : users
+            .all()
+            .filter((u) => !u.deleted)
+            .map((u) => u.user_id as string);
+      const bot = users.all().find((u) => u.name === this.botName)?.user_id as string | undefined;
+      const members = [...new Set([...ids, ...(bot ? [bot] : [])])];
+      changes.members = members;
+      changes.num_members = members.length;
+      channels.update(channel.id, changes);
+      for (const [k, message] of (ch.messages ?? []).entries()) {
+        const author = message.user ?? defaultAuthor;
+        const at = `channels[${i}].messages[${k}].user`;
+        if (!author)
+          throw new TwinInputError(400, `slack seed: "${at}" is required when no users are seeded`);
+        messages.insert({
+          ts: `${clock++}.${String(++seq).padStart(6, '0')}`,
+          channel_id: channel.channel_id,
+          user: userId(author, at),
+          text: message.text,
+          type: 'message',
+          reply_count: 0,
+          reply_users: [],
+          reactions: [],
+        });
+      }
+    }
+  }
+
+  async applySeed(raw: unknown): Promise<void> {
+    const seed = raw as SlackSeed;
+    this.engine.seedFromConfig({
+      ...(seed.team ? { team: seed.team } : {}),
+      ...(seed.users ? { users: seed.users } : {}),
+      ...(seed.channels ? { channels: engineChannels(seed.channels) } : {}),
+    });
+    this.applyChannelContent(seed);
+    if (seed.webhook) this.configureTarget(seed.webhook);
+  }
+
+  configureTarget(w: NonNullable<SlackSeed['webhook']>): void {
+    this.webhooks.target = { url: w.url, secret: this.signingSecret, events: w.events ?? ['*'] };
+  }
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    if (kind === 'rate_limit') return json(429, { ok: false, error: 'ratelimited' }, { 'retry-after': '1' });
+    return json(status, { ok: false, error: status >= 500 ? 'internal_error' : 'invalid_request' });
+  }
+
+  async close(): Promise<void> {
+    await this.webhooks.idle();
+  }
+}
+
+export const slackTwin: TwinFactory = {
+  name: 'slack',
+  description:
+    'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine',
+  envVarNames: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL'],
+  // Bolt's default request URL path.
+  webhook: { path: '/slack/events', secretVar: 'SLACK_SIGNING_SECRET' },
+  summarize: summarizeSlack,
+  validateSeed: validateSlackSeed,
+  presets: slackPresets,
+  describeChange: describeSlackChange,
+  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
+    const seed = validateSlackSeed(rawSeed);
+    const saved = rawSaved as SlackSaved | undefined;
+    const botName = seed.bot_name ?? 'twinbox-bot';
+    const botToken = saved?.bot_token ?? randomToken('xoxb-');
+    const signingSecret = saved?.signing_secret ?? randomToken('', 16);
+    const engine = await startEngine('slack', baseUrl, {
+      tokens: { [botToken]: { login: botName, scopes: [] } },
+      slack: engineSeed(seed, botName),
+    });
+    const twin = new SlackTwin(engine, baseUrl, seed, botName, botToken, signingSecret);
+    if (saved) twin.restore(saved);
+    else {
+      twin.linkBotUser();
+      twin.applyChannelContent(seed);
+      if (seed.webhook) twin.configureTarget(seed.webhook);
+    }
+    return twin;
+  },
+};

@@ -1,0 +1,336 @@
+import { createHmac } from 'node:crypto';
+import Joi from 'joi';
+import { TwinInputError, type Authorization, type RequestHead } from '../../contract.ts';
+import { type Engine } from '../../engine/emulate.ts';
+import { EngineTwin } from '../../engine/engine-twin.ts';
+import { engineTwinFactory } from '../../engine/factory.ts';
+import { json } from '../../runtime/http.ts';
+import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
+import type { WebhookSigner } from '../../runtime/webhooks.ts';
+import { seedValidator } from '../../kit/seed-validator.ts';
+import { describeVercelChange } from './changes.ts';
+import { summarizeVercel } from './summary.ts';
+import { vercelPresets } from './presets.ts';
+
+export interface VercelSeed {
+  /** The account the instance's VERCEL_TOKEN belongs to (default `developer`). */
+  user?: { username: string; name?: string; email?: string };
+  teams?: Array<{ slug: string; name?: string }>;
+  projects?: Array<{
+    name: string;
+    team?: string;
+    framework?: string;
+    env?: Array<{ key: string; value: string; type?: string; target?: string[] }>;
+  }>;
+}
+
+const ENV_TYPES = ['encrypted', 'plain', 'sensitive', 'system'];
+const ENV_TARGETS = ['production', 'preview', 'development'];
+const SLUG = /^[a-z0-9][a-z0-9-]{0,47}$/;
+
+const schema = Joi.object<VercelSeed>({
+  user: Joi.object({
+    username: Joi.string().pattern(SLUG, 'slug').required(),
+    name: Joi.string(),
+    email: Joi.string().email(),
+  }),
+  teams: Joi.array().items(
+    Joi.object({ slug: Joi.string().pattern(SLUG, 'slug').required(), name: Joi.string() }),
+  ),
+  projects: Joi.array().items(
+    Joi.object({
+      name: Joi.string()
+        .pattern(/^[a-z0-9._-]{1,100}$/, 'project name')
+        .required(),
+      team: Joi.string().pattern(SLUG, 'slug'),
+      framework: Joi.string(),
+      env: Joi.array().items(
+        Joi.object({
+          key: Joi.string()
+            .pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, 'variable name')
+            .required(),
+          value: Joi.string().allow('').required(),
+          type: Joi.string().valid(...ENV_TYPES),
+          target: Joi.array()
+            .items(Joi.string().valid(...ENV_TARGETS))
+            .min(1),
+        }),
+      ),
+    }),
+  ),
+});
+
+const validateVercelSeed = seedValidator('vercel', schema, {
+  check(value) {
+    for (const p of value.projects ?? []) {
+      if (p.team && !(value.teams ?? []).some((t) => t.slug === p.team))
+        throw new TwinInputError(
+          400,
+          `vercel seed: project "${p.name}" names team "${p.team}", which the seed lacks`,
+        );
+    }
+  },
+});
+
+/** Vercel's error body: `{ error: { code, message, ... } }` (https://vercel.com/docs/rest-api/errors). */
+const vercelError = (
+  status: number,
+  code: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+  headers?: Record<string, string>,
+) => json(status, { error: { code, message, ...extra } }, headers);
+
+/** Vercel signs webhook bodies with HMAC-SHA1 of the raw body, hex, in `x-vercel-signature`. */
+const vercelSigner: WebhookSigner = ({ body, secret }) => ({
+  'x-vercel-signature': createHmac('sha1', secret).update(body).digest('hex'),
+});
+
+const DEFAULT_USER = { username: 'developer', name: 'Developer', email: 'developer@example.com' };
+
+/** Project paths whose answers are one project (create, get, update). */
+const PROJECT_PATH = /^\/v(9|11)\/projects(\/[^/]+)?$/;
+
+class VercelTwin extends EngineTwin {
+  constructor(engine: Engine, baseUrl: string, credentials: Record<string, string>) {
+    super(engine, baseUrl, credentials, vercelSigner);
+  }
+
+  /**
+   * Only the instance's token (and tokens in the engine's map, i.e. the same one after a restore): the engine
+   * takes any bearer. Vercel answers both a missing and an unknown token with 403 `forbidden`.
+   */
+  authorize(head: RequestHead): Authorization {
+    const presented = presentedToken(head.headers.get('authorization'));
+    if (!presented || presented.scheme !== 'bearer')
+      return vercelError(403, 'forbidden', 'The request is missing an authentication token', {
+        missingToken: true,
+      });
+    return isKnownSecret(presented.token, [this.credentials.VERCEL_TOKEN!, ...this.engine.tokenMap.keys()])
+      ? true
+      : vercelError(403, 'forbidden', 'Not authorized', { invalidToken: true });
+  }
+
+  /** The engine's answers in the shape @vercel/sdk validates (fields its schemas require). */
+  override async handle(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    const method = request.method;
+    const isEnv = /^\/v10\/projects\/[^/]+\/env(\/[^/]+)?$/.test(pathname);
+    // Vercel answers one variable posted with `created: {...}`, several with `created: [...]`.
+    const batch =
+      isEnv &&
+      method === 'POST' &&
+      Array.isArray(
+        await request
+          .clone()
+          .json()
+          .catch(() => undefined),
+      );
+    const response = await this.engine.app.fetch(request);
+    if (!response.headers.get('content-type')?.includes('json')) {
+      return response.status === 404
+        ? vercelError(404, 'not_found', 'The requested resource was not found')
+        : response;
+    }
+    if (!response.ok) {
+      if (response.status !== 404) return response;
+      const body = (await response
+        .clone()
+        .json()
+        .catch(() => undefined)) as { error?: unknown } | undefined;
+      return body?.error ? response : vercelError(404, 'not_found', 'The requested resource was not found');
+    }
+    const isProjectList = method === 'GET' && pathname === '/v10/projects';
+    const isProject = PROJECT_PATH.test(pathname) && method !== 'DELETE';
+    const isTeam = method === 'GET' && /^\/v2\/teams\/[^/]+$/.test(pathname);
+    const isTeamList = method === 'GET' && pathname === '/v2/teams';
+    const isUser = method === 'GET' && pathname === '/v2/user';
+    const isDeployment =
+      (method === 'POST' && pathname === '/v13/deployments') ||
+      (method === 'GET' && /^\/v13\/deployments\/[^/]+$/.test(pathname));
+    const isDeploymentList = method === 'GET' && pathname === '/v7/deployments';
+    if (
+      !isEnv &&
+      !isProjectList &&
+      !isProject &&
+      !isTeam &&
+      !isTeamList &&
+      !isUser &&
+      !isDeployment &&
+      !isDeploymentList
+    )
+      return response;
+    const body = (await response.json()) as Record<string, unknown>;
+    if (isDeployment) return json(response.status, fixDeployment(body));
+    if (isDeploymentList && Array.isArray(body.deployments)) {
+      for (const d of body.deployments as Array<Record<string, unknown>>) {
+        d.createdAt ??= d.created;
+        d.inspectorUrl ??= null;
+      }
+      return json(response.status, body);
+    }
+    if (isUser && body.user && typeof body.user === 'object') {
+      // Vercel's description requires it of a full (not limited) user; the engine leaves it out.
+      (body.user as Record<string, unknown>).hasTrialAvailable ??= false;
+      return json(200, body);
+    }
+    if (isTeamList && Array.isArray(body.teams)) {
+      body.teams = (body.teams as Array<Record<string, unknown>>).map(fixTeam);
+      return json(200, body);
+    }
+    if (isTeam && body.team && typeof body.team === 'object') {
+      return json(200, fixTeam(body.team as Record<string, unknown>));
+    }
+    if (isProjectList && Array.isArray(body.projects))
+      body.projects = (body.projects as Array<Record<string, unknown>>).map(fixProject);
+    if (isProject) fixProject(body);
+    if (isEnv) {
+      const envs = Array.isArray(body.envs) ? (body.envs as Array<Record<string, unknown>>) : [body];
+      for (const env of envs) {
+        env.securityIssues ??= [];
+        // Vercel leaves gitBranch out when the variable applies to every branch.
+        if (env.gitBranch === null) delete env.gitBranch;
+      }
+      if (method === 'POST') return json(201, { created: batch ? envs : envs[0], failed: [] });
+    }
+    return json(response.status, body);
+  }
+
+  errorResponse(status: number, message: string, code?: string): Response {
+    if (code === 'too_large') return vercelError(413, 'payload_too_large', 'Request body is too large.');
+    if (status >= 500) return vercelError(500, 'internal_server_error', 'An unexpected error occurred.');
+    if (code === 'invalid_json') return vercelError(400, 'bad_request', 'Invalid JSON body');
+    return vercelError(status, 'bad_request', message);
+  }
+
+  faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
+    if (kind === 'rate_limit') {
+      const reset = String(Math.ceil(Date.now() / 1000) + 60);
+      return vercelError(
+        429,
+        'rate_limited',
+        'Rate limit exceeded',
+        { limit: { remaining: 0, reset: Number(reset), resetMs: Number(reset) * 1000, total: 100 } },
+        { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset },
+      );
+    }
+    return status >= 500
+      ? vercelError(status, 'internal_server_error', 'An unexpected error occurred.')
+      : vercelError(status, 'bad_request', 'The request could not be processed.');
+  }
+
+  envVars(): Record<string, string> {
+    return {
+      VERCEL_TOKEN: this.credentials.VERCEL_TOKEN!,
+      // @vercel/sdk reads no variable for its base URL: the app passes this as `serverURL` (docs/twins.md).
+      VERCEL_API_URL: this.baseUrl,
+    };
+  }
+
+  /** Tokens the engine issued (`POST /v1/api-keys`) are masked in the log like the instance's own. */
+  override secrets(): string[] {
+    return [...super.secrets(), ...this.engine.tokenMap.keys()];
+  }
+
+  async applySeed(raw: unknown): Promise<void> {
+    this.engine.seedFromConfig(engineSeed(raw as VercelSeed));
+  }
+}
+
+/**
+ * A deployment with the fields Vercel's description requires that the engine leaves out. Deployments on
+ * the twin are not built (they go straight to READY), so the build-related ones say so: no build
+ * environment, not queued, `buildSkipped` false as Vercel reports for a deployment it accepted.
+ */
+function fixDeployment(d: Record<string, unknown>): Record<string, unknown> {
+  const creator = d.creator as { uid?: unknown } | undefined;
+  const team = d.team as { id?: unknown } | undefined;
+  d.build ??= { env: [] };
+  d.buildSkipped ??= false;
+  d.createdIn ??= Array.isArray(d.regions) && typeof d.regions[0] === 'string' ? d.regions[0] : 'iad1';
+  d.env ??= [];
+  d.isInConcurrentBuildsQueue ??= false;
+  d.isInSystemBuildsQueue ??= false;
+  d.ownerId ??= typeof team?.id === 'string' ? team.id : creator?.uid;
+  d.projectSettings ??= {};
+  d.public ??= false;
+  d.status ??= d.readyState;
+  d.version ??= 2;
+  d.inspectorUrl ??= null;
+  // Unset on Vercel means absent: the description types these without null.
+  for (const field of ['canceledAt', 'errorCode', 'gitSource', 'readySubstate']) {
+    if (d[field] === null) delete d[field];
+  }
+  return d;
+}
+
+/** A team's membership says when it began (`created`, `createdAt`), as Vercel's description requires. */
+function fixTeam(team: Record<string, unknown>): Record<string, unknown> {
+  const membership = team.membership as Record<string, unknown> | undefined;
+  if (membership && typeof membership === 'object') {
+    const since = membership.createdAt ?? membership.created ?? team.createdAt ?? Date.now();
+    membership.created ??= since;
+    membership.createdAt ??= since;
+  }
+  return team;
+}
+
+/**
+ * Project fields the engine writes as null when unset, where Vercel's description has them absent (their
+ * schemas are objects or strings, not nullable).
+ */
+const UNSET_PROJECT_FIELDS = [
+  'autoAssignCustomDomainsUpdatedBy',
+  'link',
+  'oidcTokenConfig',
+  'serverlessFunctionRegion',
+  'speedInsights',
+  'webAnalytics',
+];
+
+/** Fields @vercel/sdk's project schema requires that the engine leaves out; `tier` is null or a paid tier. */
+function fixProject(project: Record<string, unknown>): Record<string, unknown> {
+  for (const field of UNSET_PROJECT_FIELDS) if (project[field] === null) delete project[field];
+  project.alias ??= [];
+  project.defaultResourceConfig ??= { functionDefaultRegions: ['iad1'] };
+  project.resourceConfig ??= { functionDefaultRegions: ['iad1'] };
+  project.deploymentExpiration ??= { expirationDays: 180, expirationDaysProduction: 365 };
+  if (project.tier === 'hobby') delete project.tier;
+  return project;
+}
+
+function engineSeed(seed: VercelSeed, user?: VercelSeed['user']) {
+  return {
+    ...(user ? { users: [{ ...user, email: user.email ?? `${user.username}@example.com` }] } : {}),
+    ...(seed.teams ? { teams: seed.teams } : {}),
+    ...(seed.projects
+      ? {
+          projects: seed.projects.map(({ env, ...p }) => ({
+            ...p,
+            ...(env ? { envVars: env } : {}),
+          })),
+        }
+      : {}),
+  };
+}
+
+export const vercelTwin = engineTwinFactory({
+  name: 'vercel',
+  description:
+    'Vercel REST API (user, teams, projects, project env vars and domains, deployments) on the emulate engine',
+  envVarNames: ['VERCEL_TOKEN', 'VERCEL_API_URL'],
+  summarize: summarizeVercel,
+  describeChange: describeVercelChange,
+  validateSeed: validateVercelSeed,
+  presets: vercelPresets,
+  newCredentials: () => ({ VERCEL_TOKEN: randomToken('', 18) }),
+  // The token maps to the seeded user; the engine's own demo tokens are not in the map.
+  engineSeed(seed, credentials) {
+    const user = seed.user ?? DEFAULT_USER;
+    return {
+      tokens: { [credentials.VERCEL_TOKEN!]: { login: user.username, scopes: [] } },
+      vercel: engineSeed(seed, user),
+    };
+  },
+  driver: (engine, baseUrl, credentials) => new VercelTwin(engine, baseUrl, credentials),
+});
