@@ -85,35 +85,47 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
 export const REFUSED_BODY_DRAIN_BYTES = 4 * 1024 * 1024;
 export const REFUSED_BODY_DRAIN_MS = 15_000;
 
-/** Call before a refusal is written for a request whose body may still be on the wire (see above). */
-export function refuseUnread(req: IncomingMessage, res: ServerResponse, headers: Headers): void {
-  if (req.complete) return;
+/**
+ * Call before a refusal is written for a request whose body may still be on the wire (see above); write
+ * the refusal once it resolves, unless the socket is gone by then. A client that asked for
+ * `Connection: close` has its body drained before the answer: Node closes such a connection as soon as
+ * the answer is written, and closing with the body still arriving resets it (the client's write fails with
+ * EPIPE before it reads the answer). A keep-alive client gets the answer at once, with the drain after it.
+ */
+export function refuseUnread(req: IncomingMessage, res: ServerResponse, headers: Headers): Promise<void> {
+  if (req.complete) return Promise.resolve();
   const declared = declaredLength(req);
   if (declared !== undefined && declared > REFUSED_BODY_DRAIN_BYTES) {
     headers.set('connection', 'close');
     res.once('finish', () => req.socket?.destroy());
-    return;
+    return Promise.resolve();
   }
-  let dropped = 0;
-  const cut = () => {
-    stop();
-    req.socket?.destroy();
-  };
-  const timer = setTimeout(cut, REFUSED_BODY_DRAIN_MS);
-  const onData = (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > REFUSED_BODY_DRAIN_BYTES) cut();
-  };
-  const stop = () => {
-    clearTimeout(timer);
-    req.off('data', onData);
-    req.off('end', stop);
-    req.off('close', stop);
-  };
-  req.on('data', onData);
-  req.once('end', stop);
-  req.once('close', stop);
-  req.resume();
+  // A client waiting for 100 Continue (never sent to a refused request) sends no body to drain.
+  const waitsForContinue = /100-continue/i.test(String(req.headers.expect ?? ''));
+  return new Promise((resolve) => {
+    let dropped = 0;
+    const cut = () => {
+      stop();
+      req.socket?.destroy();
+    };
+    const timer = setTimeout(cut, REFUSED_BODY_DRAIN_MS);
+    const onData = (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > REFUSED_BODY_DRAIN_BYTES) cut();
+    };
+    const stop = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', stop);
+      req.off('close', stop);
+      resolve();
+    };
+    req.on('data', onData);
+    req.once('end', stop);
+    req.once('close', stop);
+    req.resume();
+    if (res.shouldKeepAlive || waitsForContinue) resolve();
+  });
 }
 
 export function headersOf(req: IncomingMessage): Headers {

@@ -323,7 +323,8 @@ export class TwinInstance {
     }
     if (res.headersSent || res.destroyed) return;
     const outHeaders = new Headers(response.headers);
-    if (!read) refuseUnread(req, res, outHeaders);
+    if (!read) await refuseUnread(req, res, outHeaders);
+    if (res.destroyed) return;
     writeResponse(res, response.status, outHeaders, out);
     const known = this.driver.secrets();
     const requestType = req.headers['content-type'] ?? '';
@@ -366,8 +367,11 @@ export class TwinInstance {
   ): Promise<void> {
     const send = (status: number, body: unknown, unread = false) => {
       const headers = new Headers({ 'content-type': 'application/json; charset=utf-8' });
-      if (unread) refuseUnread(req, res, headers);
-      writeResponse(res, status, headers, Buffer.from(JSON.stringify(body)));
+      const write = () => {
+        if (!res.destroyed) writeResponse(res, status, headers, Buffer.from(JSON.stringify(body)));
+      };
+      if (unread) void refuseUnread(req, res, headers).then(write);
+      else write();
     };
     // The token is checked before any of the body is read.
     const presented = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? '';
