@@ -5,7 +5,7 @@
  * starts each preset and checks every promised count with the vendor's official SDK, before and after a
  * reset. Seed shapes: docs/twins.md, "Seeds".
  */
-import { type ScenarioPreset } from '../twins/kit/presets.ts';
+import { type ScenarioPreset } from '../twins/contract.ts';
 import { twinPresets } from '../twins/registry.ts';
 import { SAAS_PRODUCTS } from '../twins/vendors/stripe/presets.ts';
 

@@ -1,7 +1,3 @@
-import type { TwinPresets } from './kit/presets.ts';
-import type { RequestLogEntry } from './runtime/request-log.ts';
-import type { WebhookOutbox } from './runtime/webhooks.ts';
-
 /**
  * Thrown by drivers and the admin API for bad input: becomes a 4xx body (the vendor's shape on vendor
  * routes, `detail` on the admin API). `code` says what kind of bad input, so a driver can pick the
@@ -37,6 +33,9 @@ export interface RequestHead {
  */
 export type Authorization = true | 'public' | Response;
 
+/** A verdict that lets the request in: `handle` is told which. */
+export type Granted = Exclude<Authorization, Response>;
+
 /** An admin route a driver adds beyond the common ones (e.g. GitHub: push files to a repository). */
 export type DriverAdminHandler = (
   method: string,
@@ -58,7 +57,11 @@ export interface TwinDriver {
    * reads also change state says so here (GitHub: its OAuth authorize page can issue a code).
    */
   changesState?(head: RequestHead): boolean;
-  handle(request: Request): Promise<Response>;
+  /**
+   * Answers a request that passed `authorize` (its verdict is `granted`) and the runtime's input screen,
+   * both run once, at the runtime's door: a driver does not repeat them.
+   */
+  handle(request: Request, granted: Granted): Promise<Response>;
   /**
    * The vendor's error body for input refused before `handle` (400 bad keys or JSON, 413 too large) or
    * a TwinInputError thrown by it; `code` is the TwinInputError's code. 5xx only for our own bugs.
@@ -75,7 +78,7 @@ export interface TwinDriver {
   reset(): Promise<void>;
   /** Adds the objects of a (validated) seed document to the current state. */
   applySeed(seed: unknown): Promise<void>;
-  readonly webhooks: WebhookOutbox;
+  readonly webhooks: TwinWebhooks;
   /** Builds the body of an injected error in the vendor's shape. */
   faultResponse(kind: 'status' | 'rate_limit', status: number): Response;
   adminRoutes?: DriverAdminHandler;
@@ -126,4 +129,128 @@ export interface TwinFactory {
   describeChange?(entry: RequestLogEntry): string | undefined;
   /** The scenario presets the twin's folder ships (its `presets.ts`), listed by GET /scenarios. */
   presets?: TwinPresets;
+}
+
+/** One answered vendor request, as the request log keeps it (runtime/request-log.ts). */
+export interface RequestLogEntry {
+  /** 1, 2, 3... in the order the requests were answered; starts again at 1 when the instance restarts. */
+  id: number;
+  /** When the answer was sent. */
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  request_body: unknown;
+  response_body: unknown;
+  /** Set when the response came from fault injection instead of the twin. */
+  fault?: string;
+  /**
+   * The router's `x-twinbox-request-id` when the caller sent one: Twinbox's router sets it on what it
+   * forwards, and an app that passes it on to the twins lets the timeline tie its calls to the request
+   * that made them.
+   */
+  request_id?: string;
+  /** The W3C `traceparent` header, when the caller sent one (apps with tracing pass it on). */
+  traceparent?: string;
+}
+
+/**
+ * Scenario presets as twin folders ship them (server/twins/vendors/<name>/presets.ts): named seed documents
+ * with the counts they promise. The type lives in the contract, so that a twin's folder holds its presets
+ * without importing from server/scenarios/, which collects and lists them (server/scenarios/presets.ts).
+ * Seed shapes: docs/twins.md, "Seeds".
+ */
+export interface ScenarioPreset {
+  id: string;
+  name: string;
+  description: string;
+  /** Catalog twin names the preset starts. */
+  twins: string[];
+  /** Seed document per twin name. */
+  seed: Record<string, unknown>;
+  /**
+   * What the twins hold right after start (and after every reset), per twin. Counts are of objects the
+   * seed creates, as the vendor API lists them; each twin's `promiseKeys` (TwinPresets) says which keys
+   * it counts and what each one means.
+   */
+  promises: Record<string, Record<string, number>>;
+}
+
+/** What one twin's folder ships: its presets and the vocabulary of their promised counts. */
+export interface TwinPresets {
+  /** The presets that seed this twin alone (presets that span several twins live in server/scenarios/). */
+  presets: readonly ScenarioPreset[];
+  /**
+   * Every `promises` key a preset may give for this twin, with what it counts; test/scenarios/sdk-counts.ts
+   * counts each one through the vendor's official SDK.
+   */
+  promiseKeys: Readonly<Record<string, string>>;
+}
+
+/** Where an instance delivers its webhooks; set by seed or admin API (the app's URL is known only later). */
+export interface WebhookTarget {
+  url: string;
+  secret: string;
+  /** Event names to deliver; `['*']` or empty means all. */
+  events: string[];
+}
+
+/** One try at sending a delivery. */
+export interface WebhookAttempt {
+  /** 1 for the first send, 2 for the first retry, ... */
+  attempt: number;
+  at: string;
+  /** The receiver's HTTP status; null when it did not answer (refused, reset, timed out). */
+  status_code: number | null;
+  duration_ms: number;
+  error?: string;
+  /** The start of what the receiver answered (at most RESPONSE_EXCERPT_CHARS characters). */
+  response?: string;
+}
+
+/**
+ * One event sent to the target, with every attempt at it. The top-level `status_code`, `duration_ms`,
+ * `success` and `error` are those of the latest attempt.
+ */
+export interface WebhookDelivery {
+  id: number;
+  guid: string;
+  event: string;
+  action?: string;
+  url: string;
+  /** When the first attempt was made. */
+  delivered_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  success: boolean;
+  error?: string;
+  redelivery_of?: number;
+  /** `pending` until an attempt succeeds (`delivered`) or the retries are spent or cancelled (`failed`). */
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: WebhookAttempt[];
+  /** When the next retry is due, while one is scheduled. */
+  next_attempt_at?: string;
+  payload: unknown;
+}
+
+/** A twin's webhook sender, as the runtime and the admin API use it (runtime/webhooks.ts WebhookOutbox). */
+export interface TwinWebhooks {
+  target: WebhookTarget | undefined;
+  list(): WebhookDelivery[];
+  get(id: number): WebhookDelivery | undefined;
+  /** Whether the target takes this event. */
+  wants(event: string): boolean;
+  /** Delivers one event; resolves once the first attempt is over, with the delivery as it stands then. */
+  deliver(
+    event: string,
+    payload: unknown,
+    opts?: { redeliveryOf?: number; force?: boolean },
+  ): Promise<WebhookDelivery | undefined>;
+  redeliver(id: number): Promise<WebhookDelivery | undefined>;
+  /** Resolves once no delivery is in flight. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+  /** Forgets every delivery (a reset). */
+  clear(): void;
 }

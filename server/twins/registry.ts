@@ -1,5 +1,5 @@
 import type { TwinFactory } from './contract.ts';
-import type { ScenarioPreset } from './kit/presets.ts';
+import type { ScenarioPreset } from './contract.ts';
 import { githubTwin } from './vendors/github/twin.ts';
 import { slackTwin } from './vendors/slack/twin.ts';
 import { stripeTwin } from './vendors/stripe/twin.ts';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { inListingOrder, PRESETS } from '../../server/scenarios/presets.ts';
-import type { ScenarioPreset } from '../../server/twins/kit/presets.ts';
+import type { ScenarioPreset } from '../../server/twins/contract.ts';
 import { twinFactories, twinPresets } from '../../server/twins/registry.ts';
 
 t.test("a twin folder's presets seed that twin alone", async (t) => {

@@ -298,7 +298,7 @@ export class TwinInstance {
           faultLabel = `status#${fault.id}`;
         } else {
           if (fault) faultLabel = `latency#${fault.id}`;
-          response = await this.driver.handle(toFetchRequest(method, url, headers, body));
+          response = await this.driver.handle(toFetchRequest(method, url, headers, body), verdict);
         }
       }
     } catch (error) {

@@ -1,28 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 /** A bounded in-memory log of the vendor-API requests an instance served (admin API: GET /requests). */
-export interface RequestLogEntry {
-  /** 1, 2, 3... in the order the requests were answered; starts again at 1 when the instance restarts. */
-  id: number;
-  /** When the answer was sent. */
-  at: string;
-  method: string;
-  path: string;
-  status: number;
-  duration_ms: number;
-  request_body: unknown;
-  response_body: unknown;
-  /** Set when the response came from fault injection instead of the twin. */
-  fault?: string;
-  /**
-   * The router's `x-twinbox-request-id` when the caller sent one: Twinbox's router sets it on what it
-   * forwards, and an app that passes it on to the twins lets the timeline tie its calls to the request
-   * that made them.
-   */
-  request_id?: string;
-  /** The W3C `traceparent` header, when the caller sent one (apps with tracing pass it on). */
-  traceparent?: string;
-}
+import type { RequestLogEntry } from '../contract.ts';
+
+export type { RequestLogEntry };
 
 /**
  * The router's request id header (server/router/headers.ts REQUEST_ID_HEADER). Spelt out here because

@@ -1,50 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { TwinWebhooks, WebhookAttempt, WebhookDelivery, WebhookTarget } from '../contract.ts';
 
-/** Where an instance delivers its webhooks; set by seed or admin API (the app's URL is known only later). */
-export interface WebhookTarget {
-  url: string;
-  secret: string;
-  /** Event names to deliver; `['*']` or empty means all. */
-  events: string[];
-}
-
-/** One try at sending a delivery. */
-export interface WebhookAttempt {
-  /** 1 for the first send, 2 for the first retry, ... */
-  attempt: number;
-  at: string;
-  /** The receiver's HTTP status; null when it did not answer (refused, reset, timed out). */
-  status_code: number | null;
-  duration_ms: number;
-  error?: string;
-  /** The start of what the receiver answered (at most RESPONSE_EXCERPT_CHARS characters). */
-  response?: string;
-}
-
-/**
- * One event sent to the target, with every attempt at it. The top-level `status_code`, `duration_ms`,
- * `success` and `error` are those of the latest attempt.
- */
-export interface WebhookDelivery {
-  id: number;
-  guid: string;
-  event: string;
-  action?: string;
-  url: string;
-  /** When the first attempt was made. */
-  delivered_at: string;
-  status_code: number | null;
-  duration_ms: number;
-  success: boolean;
-  error?: string;
-  redelivery_of?: number;
-  /** `pending` until an attempt succeeds (`delivered`) or the retries are spent or cancelled (`failed`). */
-  state: 'pending' | 'delivered' | 'failed';
-  attempts: WebhookAttempt[];
-  /** When the next retry is due, while one is scheduled. */
-  next_attempt_at?: string;
-  payload: unknown;
-}
+export type { WebhookAttempt, WebhookDelivery, WebhookTarget };
 
 /** Why a retry is made: Slack names it in `X-Slack-Retry-Reason`, others ignore it. */
 export type RetryReason = 'http_error' | 'http_timeout' | 'connection_failed';
@@ -85,7 +42,7 @@ const RESPONSE_EXCERPT_CHARS = 512;
  * retries with backoff, and keeps the last MAX_DELIVERIES deliveries with their attempts for the admin
  * API. Vendor-neutral: what is vendor-specific is the signer.
  */
-export class WebhookOutbox {
+export class WebhookOutbox implements TwinWebhooks {
   target: WebhookTarget | undefined;
   private deliveries: WebhookDelivery[] = [];
   private nextId = 1;

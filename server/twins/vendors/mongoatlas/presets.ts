@@ -3,7 +3,7 @@
  * lists them (server/scenarios/presets.ts sets the order); test/scenarios/presets.test.ts starts each one
  * and checks every promised count through the official SDK, before and after a reset.
  */
-import type { TwinPresets } from '../../kit/presets.ts';
+import type { TwinPresets } from '../../contract.ts';
 
 export const mongoatlasPresets: TwinPresets = {
   promiseKeys: {
