@@ -33,9 +33,18 @@ export abstract class EngineTwin implements TwinDriver {
     // deploy points at the app (docs/twins.md, "Webhooks").
     const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
     engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
+      if (!this.sendsEvents()) return;
       void this.webhooks.deliver(event, this.eventBody(event, payload));
       return dispatch(event, action, payload, owner, repo);
     };
+  }
+
+  /**
+   * Whether the engine's events go out now, to our target and to the engine's own subscriptions (default:
+   * always). A twin that writes its seed through the engine's API holds them meanwhile.
+   */
+  protected sendsEvents(): boolean {
+    return true;
   }
 
   /** The body an engine event is delivered with (default: the engine's payload). */

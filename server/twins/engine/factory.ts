@@ -22,23 +22,29 @@ export interface EngineTwinSpec<Seed, Twin extends EngineTwin> extends Omit<
   /** The twin's driver on the started engine, with any routes of its own added. */
   driver(engine: Engine, baseUrl: string, credentials: Record<string, string>, seed: Seed): Twin;
   /** What a new instance does once started (one restored from its snapshot has it already). */
-  fresh?(twin: Twin, seed: Seed): void;
+  fresh?(twin: Twin, seed: Seed): void | Promise<void>;
+  /**
+   * A snapshot as EngineTwinSaved, for a twin whose saved format was once another: it reads the old one
+   * here (once: its next save is EngineTwinSaved). Default: the snapshot is EngineTwinSaved already.
+   */
+  readSaved?(saved: unknown): EngineTwinSaved;
 }
 
 export function engineTwinFactory<Seed, Twin extends EngineTwin>(
   spec: EngineTwinSpec<Seed, Twin>,
 ): TwinFactory {
-  const { newCredentials, engineSeed, driver, fresh, ...descriptor } = spec;
+  const { newCredentials, engineSeed, driver, fresh, readSaved, ...descriptor } = spec;
   return {
     ...descriptor,
     async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
       const seed = spec.validateSeed(rawSeed);
-      const saved = rawSaved as EngineTwinSaved | undefined;
+      const saved =
+        rawSaved == null ? undefined : readSaved ? readSaved(rawSaved) : (rawSaved as EngineTwinSaved);
       const credentials = saved?.credentials ?? newCredentials(baseUrl);
       const engine = await startEngine(spec.name, baseUrl, engineSeed(seed, credentials) as SeedConfig);
       const twin = driver(engine, baseUrl, credentials, seed);
       if (saved) twin.restore(saved);
-      else fresh?.(twin, seed);
+      else await fresh?.(twin, seed);
       return twin;
     },
   };
