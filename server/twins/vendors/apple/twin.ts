@@ -7,6 +7,7 @@ import { accountsSchema, OAuthEngineTwin } from '../../engine/oauth-engine-twin.
 import { engineTwinFactory } from '../../engine/factory.ts';
 import { seedValidator } from '../../kit/seed-validator.ts';
 import { json } from '../../runtime/http.ts';
+import { describeAppleChange } from './changes.ts';
 import { summarizeApple } from './summary.ts';
 import { applePresets } from './presets.ts';
 
@@ -168,6 +169,7 @@ export const appleTwin = engineTwinFactory({
   summarize: summarizeApple,
   validateSeed: validateAppleSeed,
   presets: applePresets,
+  describeChange: describeAppleChange,
   newCredentials() {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     return {

@@ -7,7 +7,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { exportJWK, SignJWT } from 'jose';
 import type { EngineStore } from '../../engine/emulate.ts';
-import { clerkError, clerkJson } from './fidelity.ts';
+import { clerkError, clerkJson } from './shape.ts';
 
 /** How long a session token lives unless `expires_in_seconds` says otherwise: Clerk's default (60 s). */
 const TOKEN_TTL_SECONDS = 60;

@@ -8,7 +8,7 @@ import { engineTwinFactory } from '../../engine/factory.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
 import { seedValidator } from '../../kit/seed-validator.ts';
 import { describeClerkChange } from './changes.ts';
-import { clerkError, clerkJson, toClerkResponse } from './fidelity.ts';
+import { clerkError, clerkJson, toClerkResponse } from './shape.ts';
 import { hashPassword, passwordMatches } from './passwords.ts';
 import { SessionTokens } from './session-tokens.ts';
 import { summarizeClerk } from './summary.ts';

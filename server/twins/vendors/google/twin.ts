@@ -7,7 +7,8 @@ import { engineTwinFactory } from '../../engine/factory.ts';
 import { seedValidator } from '../../kit/seed-validator.ts';
 import { json } from '../../runtime/http.ts';
 import { presentedToken, randomToken } from '../../runtime/secrets.ts';
-import { describeGoogleChange, summarizeGoogle } from './summary.ts';
+import { describeGoogleChange } from './changes.ts';
+import { summarizeGoogle } from './summary.ts';
 import { googlePresets } from './presets.ts';
 
 export interface GoogleSeed {

@@ -7,6 +7,7 @@ import { engineTwinFactory } from '../../engine/factory.ts';
 import { seedValidator } from '../../kit/seed-validator.ts';
 import { json } from '../../runtime/http.ts';
 import { presentedToken } from '../../runtime/secrets.ts';
+import { describeMicrosoftChange } from './changes.ts';
 import { summarizeMicrosoft } from './summary.ts';
 import { microsoftPresets } from './presets.ts';
 
@@ -255,6 +256,7 @@ export const microsoftTwin = engineTwinFactory({
   summarize: summarizeMicrosoft,
   validateSeed: validateMicrosoftSeed,
   presets: microsoftPresets,
+  describeChange: describeMicrosoftChange,
   newCredentials: () => ({
     AZURE_CLIENT_ID: randomUUID(),
     // Entra client secrets: 40 characters with a `~` after the 3-character hint.

@@ -1,7 +1,7 @@
 /**
  * Writes `schema.graphql`: Linear's GraphQL schema as the types of @linear/sdk (the pinned devDependency)
  * declare it, trimmed to the types reachable from the root fields the twin serves (`operations` of
- * `../catalog.json`). The Linear twin shapes its answers to it at run time (`conform.ts`).
+ * `../catalog.json`). The Linear twin shapes its answers to it at run time (`shape.ts`).
  *
  * Why from @linear/sdk and not from Linear's own `schema.graphql`: that file comes from a fetched copy of the
  * linear/linear repository, which the project does not commit (it lives in `../shared/vendor-schemas/linear/`,

@@ -2,7 +2,7 @@
  * Makes the engine's answer conform to Linear's schema, as @linear/sdk's own types declare it
  * (`sdk-schema/schema.graphql`, derived from the npm package by `sdk-schema/generate.ts`).
  *
- * `fit.ts` removes from @linear/sdk's documents the fields the engine lacks, and the engine answers some of
+ * `fit-document.ts` removes from @linear/sdk's documents the fields the engine lacks, and the engine answers some of
  * the fields it has with null where Linear's schema says non-null. The answer is run through graphql-js's
  * `execute` against that schema, with the SDK's original document and the engine's data as root value:
  * the resolver reads each response key, and where a value is missing it answers null for a nullable field

@@ -7,7 +7,7 @@
  * carry those fields. Removed: fields, arguments and fragments the engine's schema lacks, variables of unknown
  * types (and arguments that use them), selections left empty, variables left unused, and input-object
  * keys the engine's input types lack. A document that does not parse is passed on unchanged, so the
- * engine answers it with its own GraphQL error. `conform.ts` then gives the answer Linear's shape.
+ * engine answers it with its own GraphQL error. `shape.ts` then gives the answer Linear's shape.
  */
 import {
   Kind,
@@ -78,7 +78,7 @@ function pruneInput(value: unknown, type: GraphQLInputType): unknown {
 export interface FittedRequest {
   query: string;
   variables: Record<string, unknown>;
-  /** The document as the SDK sent it, against Linear's schema: what `conform.ts` shapes the answer to. */
+  /** The document as the SDK sent it, against Linear's schema: what `shape.ts` shapes the answer to. */
   original: DocumentNode;
 }
 
