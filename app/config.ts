@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { parse as parseYaml } from 'yaml';
-import { PROFILE_PATH } from '../server/deploy/profile.ts';
+import { PROFILE_PATH } from '../server/deploy/steps/profile.ts';
 import { TTL_MAX, TTL_MIN } from '../server/sandboxes/validation.ts';
 
 /**

@@ -93,7 +93,7 @@ export class GitHubApp {
   }
 
   /**
-   * A token of installation `id`, for the deploy engine's source fetch (server/deploy/source-credentials.ts),
+   * A token of installation `id`, for the deploy engine's source fetch (server/deploy/steps/source-credentials.ts),
    * minted with the App's JWT at the configured API URL; it is never stored. Asked of the App's own
    * client: `octokit.auth({ type: 'installation' })` on a process that had not used the installation
    * yet minted it at api.github.com whatever GITHUB_API_URL said (a runner, in test/e2e/multi-host).

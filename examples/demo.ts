@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../server/config.ts';
-import { unmountUnder } from '../server/deploy/leftovers.ts';
+import { unmountUnder } from '../server/deploy/confinement/leftovers.ts';
 import { createTwinbox, type Twinbox } from '../server/twinbox.ts';
 import { startGitHubTwin, type StandaloneGitHubTwin } from './github-twin.ts';
 import { exampleFiles } from './files.ts';

@@ -78,7 +78,7 @@ export interface Config {
   sandboxPids: number;
   sandboxCpus: number;
   sandboxTmpMb: number;
-  /** The workspace's cap: the size of its disk image (server/deploy/workspace.ts), on the data dir's disk. */
+  /** The workspace's cap: the size of its disk image (server/deploy/steps/workspace.ts), on the data dir's disk. */
   sandboxDiskMb: number;
   /** The per-sandbox log file on disk is capped at this many bytes (older output is dropped). */
   appLogFileBytes: number;
@@ -86,7 +86,7 @@ export interface Config {
   sandboxQuota: { free: number; pro: number };
   /**
    * `host:port` pairs an install step may reach besides the registries of npm's config and the repository's
-   * `.npmrc` (server/deploy/npm-registries.ts); nothing else leaves a sandbox.
+   * `.npmrc` (server/deploy/steps/npm-registries.ts); nothing else leaves a sandbox.
    */
   installEgress: Array<{ host: string; port: number }>;
   /**
@@ -213,7 +213,7 @@ const schema = Joi.object({
   TWINBOX_INSTALL_EGRESS: Joi.string()
     .allow('')
     .pattern(/^\s*([A-Za-z0-9.-]+:\d{1,5}\s*(,\s*|$))*$/)
-    // Added to the registries npm is configured with (server/deploy/npm-registries.ts), which need no entry.
+    // Added to the registries npm is configured with (server/deploy/steps/npm-registries.ts), which need no entry.
     .default('')
     .messages({
       'string.pattern.base': '"TWINBOX_INSTALL_EGRESS" must be a comma-separated list of host:port',

@@ -20,7 +20,7 @@ import { SandboxService } from './sandboxes/service.ts';
 import { TtlReaper } from './sandboxes/reaper.ts';
 import type { Deployer } from './sandboxes/deployer.ts';
 import { createDeployEngine, type DeployEngine } from './deploy/index.ts';
-import { sandboxSourceCredentials } from './deploy/source-credentials.ts';
+import { sandboxSourceCredentials } from './deploy/steps/source-credentials.ts';
 import { createServer } from './server.ts';
 import { createGitHubApp, type GitHubApp } from '../app/index.ts';
 import { chooseLogFormat, createLogger } from './logger.ts';

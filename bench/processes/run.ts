@@ -6,7 +6,7 @@
  * Rounds alternate one and two processes so drift of the machine's load hits both alike.
  *
  * Each API process is a host of its own with `--cpus` cores (default 0.25): a cgroup of its own with a
- * hard CPU quota (server/deploy/cgroups.ts, v1 or v2), as a VM or container of that size would be. On a
+ * hard CPU quota (server/deploy/confinement/cgroups.ts, v1 or v2), as a VM or container of that size would be. On a
  * 2-core machine this is what makes the figure one of scaling: unbounded, one Node process already
  * takes a core and a second one can only take CPU from PostgreSQL and the load generator, which share
  * the rest. `--cpus 0` runs them unbounded.
@@ -23,7 +23,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Cgroups } from '../../server/deploy/cgroups.ts';
+import { Cgroups } from '../../server/deploy/confinement/cgroups.ts';
 
 const { values } = parseArgs({
   options: {

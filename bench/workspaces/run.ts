@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { createWorkspace, removeWorkspace, type Workspace } from '../../server/deploy/workspace.ts';
+import { createWorkspace, removeWorkspace, type Workspace } from '../../server/deploy/steps/workspace.ts';
 import { ms, pct, ratio } from '../kit.ts';
 
 const N = Number(process.env.WORKSPACES ?? 20);

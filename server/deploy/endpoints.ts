@@ -11,7 +11,7 @@ const LIVE = new Set(['queued', 'building', 'ready']);
  * sandbox the deployer is resuming after a restart is `resuming` (503) from the moment its resume starts
  * until the lifecycle's next change event once it is over (`live` again, or `failed`).
  */
-export class SandboxDirectory implements SandboxEndpoints {
+export class EndpointDirectory implements SandboxEndpoints {
   private readonly states = new Map<string, { state: SandboxState; timer?: NodeJS.Timeout }>();
 
   constructor(

@@ -5,17 +5,17 @@ import type { Config } from '../config.ts';
 import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
 import type { Store } from '../store/store.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
-import { Cgroups } from './cgroups.ts';
-import { helpers } from './helpers.ts';
-import { HostRegistry, instanceOf } from './leftovers.ts';
-import { probeIsolation, type Isolation } from './isolation.ts';
-import { machineRegistries } from './npm-registries.ts';
-import { SandboxDirectory } from './endpoints.ts';
+import { Cgroups } from './confinement/cgroups.ts';
+import { helpers } from './confinement/trusted-executables.ts';
+import { HostRegistry, instanceOf } from './confinement/leftovers.ts';
+import { probeIsolation, type Isolation } from './confinement/isolation.ts';
+import { machineRegistries } from './steps/npm-registries.ts';
+import { EndpointDirectory } from './endpoints.ts';
 import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
-import { NetworkNamespaces } from './netns.ts';
-import { PodManager } from './pods.ts';
-import { GitHubSource } from './source.ts';
-import type { SourceCredentials } from './source-credentials.ts';
+import { NetworkNamespaces } from './confinement/netns.ts';
+import { PodManager } from './pods/pods.ts';
+import { GitHubSource } from './steps/source.ts';
+import type { SourceCredentials } from './steps/source-credentials.ts';
 import { githubWebHosts } from '../sandboxes/pull-request-url.ts';
 
 export { LocalDeployer } from './local-deployer.ts';
@@ -45,7 +45,7 @@ function isolationGaps(isolation: Isolation, netnsProblem: string | undefined): 
 export interface DeployEngine {
   deployer: LocalDeployer;
   /** Where the router finds each sandbox's app and twins. */
-  directory: SandboxDirectory;
+  directory: EndpointDirectory;
   /** Points app crashes at the lifecycle (which needs the deployer first, hence not a constructor argument). */
   attach(lifecycle: SandboxLifecycle): void;
   /** Stops every app and twin instance (Twinbox shutdown). */
@@ -167,7 +167,7 @@ export async function createDeployEngine(deps: {
     logBytes: config.appLogBytes,
     logFileBytes: config.appLogFileBytes,
   });
-  const directory = new SandboxDirectory(deployer, config.endedPageMinutes * 60_000);
+  const directory = new EndpointDirectory(deployer, config.endedPageMinutes * 60_000);
   deployer.onResuming = (sandbox) => directory.resuming(sandbox);
   // Ready sandboxes keep their workspace and twin state: recover() resumes them (docs/sandboxes.md).
   const ready = await deps.store.sandboxes.findBy('status', 'ready');

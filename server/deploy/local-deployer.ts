@@ -8,10 +8,10 @@ import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
 import { PodStartError } from '../pod/start-failure.ts';
 import { TwinAdminClient } from '../twins/kit/admin-client.ts';
-import { DependencyCache } from './dependency-cache.ts';
-import { waitForHttp } from './health.ts';
-import type { ExecSpec, Isolation } from './isolation.ts';
-import { SandboxLogs, type LogSink } from './logs.ts';
+import { DependencyCache } from './steps/dependency-cache.ts';
+import { waitForHttp } from './steps/health.ts';
+import type { ExecSpec, Isolation } from './confinement/isolation.ts';
+import { SandboxLogs, type LogSink } from './confinement/logs.ts';
 import {
   appEnvironment,
   DEPLOY_STEPS,
@@ -21,16 +21,16 @@ import {
   type DeployRunner,
   type StepObserver,
   type StepTimings,
-} from './pipeline.ts';
-import type { Pod, PodManager } from './pods.ts';
+} from './steps/pipeline.ts';
+import type { Pod, PodManager } from './pods/pods.ts';
 import { freePort } from './ports.ts';
-import { PidFiles, runStep, spawnGroup, type GroupProcess } from './processes.ts';
-import { repositoryRegistries } from './npm-registries.ts';
-import type { SourceFetcher } from './source.ts';
-import { ResumeRecords } from './resume-record.ts';
-import { createWorkspace, isMountPoint, removeWorkspace, sweepWorkspaces } from './workspace.ts';
+import { PidFiles, runStep, spawnGroup, type GroupProcess } from './confinement/processes.ts';
+import { repositoryRegistries } from './steps/npm-registries.ts';
+import type { SourceFetcher } from './steps/source.ts';
+import { ResumeRecords } from './pods/resume-record.ts';
+import { createWorkspace, isMountPoint, removeWorkspace, sweepWorkspaces } from './steps/workspace.ts';
 
-export type { StepTimings } from './pipeline.ts';
+export type { StepTimings } from './steps/pipeline.ts';
 
 /** Public URLs of a sandbox's app and twins (the router serves them). */
 export interface SandboxUrls {

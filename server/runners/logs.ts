@@ -1,5 +1,5 @@
 import type { AppLogReader } from '../sandboxes/routes.ts';
-import type { LogSlice } from '../deploy/logs.ts';
+import type { LogSlice } from '../deploy/confinement/logs.ts';
 import type { Store } from '../store/store.ts';
 import type { RunnerRegistry } from './registry.ts';
 import { RUNNER_LOGS_PATH } from './routes.ts';

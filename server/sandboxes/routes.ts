@@ -53,7 +53,7 @@ export interface LogSlice {
 /** Reads what a sandbox's app and its build printed (the deploy engine's log files). */
 export interface AppLogReader {
   read(sandboxId: string): Promise<string>;
-  /** From a byte offset on, for readers that follow the log (server/deploy/logs.ts). */
+  /** From a byte offset on, for readers that follow the log (server/deploy/confinement/logs.ts). */
   slice(sandboxId: string, offset: number): Promise<LogSlice>;
 }
 

@@ -1,7 +1,7 @@
 /**
  * app.yml, the GitHub App manifest, declares what the App uses: every event app/index.ts subscribes to
  * and a permission for every GitHub REST call of the App (app/) and of source fetches with an
- * installation token (server/deploy/source.ts), at the level the call needs. A new call or event
+ * installation token (server/deploy/steps/source.ts), at the level the call needs. A new call or event
  * without its manifest line fails here, not on a customer's installation ("Resource not accessible by
  * integration").
  */
@@ -96,7 +96,7 @@ t.test('every event the App subscribes to is a default event, and no other', asy
 });
 
 t.test('every GitHub call of the App has its permission, at its level, and nothing more', async (t) => {
-  const files = [...(await sources('app')), 'server/deploy/source.ts'];
+  const files = [...(await sources('app')), 'server/deploy/steps/source.ts'];
   const calls = new Set<string>();
   for (const file of files) {
     const text = await readFile(join(root, file), 'utf8');

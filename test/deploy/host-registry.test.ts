@@ -6,14 +6,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { helpers } from '../../server/deploy/helpers.ts';
-import { HostRegistry, processStart, type InstanceEntry } from '../../server/deploy/leftovers.ts';
-import { netnsPrefixOf } from '../../server/deploy/netns.ts';
+import { helpers } from '../../server/deploy/confinement/trusted-executables.ts';
+import { HostRegistry, processStart, type InstanceEntry } from '../../server/deploy/confinement/leftovers.ts';
+import { netnsPrefixOf } from '../../server/deploy/confinement/netns.ts';
 import { missingPart } from '../helpers/ci.ts';
 import { namespacesWith } from '../helpers/leftovers.ts';
 
 /**
- * The host registry's rule (server/deploy/leftovers.ts), on a registry of this test's own: a start sweeps
+ * The host registry's rule (server/deploy/confinement/leftovers.ts), on a registry of this test's own: a start sweeps
  * a registered Twinbox only when its owner is dead (a pid reused by another process counts as dead) AND
  * its data directory is gone. Real namespaces; cgroups as plain `twinbox/<instance>` directories (rmdir
  * and the kill loop treat them alike).

@@ -4,10 +4,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFi
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { helpers } from '../../server/deploy/helpers.ts';
-import { instanceOf } from '../../server/deploy/leftovers.ts';
-import { netnsPrefixOf } from '../../server/deploy/netns.ts';
-import { groupAlive } from '../../server/deploy/processes.ts';
+import { helpers } from '../../server/deploy/confinement/trusted-executables.ts';
+import { instanceOf } from '../../server/deploy/confinement/leftovers.ts';
+import { netnsPrefixOf } from '../../server/deploy/confinement/netns.ts';
+import { groupAlive } from '../../server/deploy/confinement/processes.ts';
 import { missingPart } from '../helpers/ci.ts';
 import { call, createUser } from '../helpers/twinbox.ts';
 import {
@@ -41,7 +41,7 @@ async function dataDir(t: Test, prefix: string): Promise<string> {
 
 /**
  * Attaches `image` to a free loop device. Where /dev is not a devtmpfs (this CI's containers), the device
- * the kernel hands out may have no node yet: it is made, as server/deploy/workspace.ts does.
+ * the kernel hands out may have no node yet: it is made, as server/deploy/steps/workspace.ts does.
  */
 function attachLoop(image: string): string {
   for (let attempt = 0; attempt < 3; attempt++) {

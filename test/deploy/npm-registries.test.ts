@@ -4,13 +4,13 @@ import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { publicAddress, startInstallProxy } from '../../server/deploy/install-proxy.ts';
+import { publicAddress, startInstallProxy } from '../../server/deploy/pods/install-proxy.ts';
 import {
   machineRegistries,
   parseNpmrc,
   repositoryRegistries,
   type HostPort,
-} from '../../server/deploy/npm-registries.ts';
+} from '../../server/deploy/steps/npm-registries.ts';
 import type { EgressAttempt } from '../../server/pod/egress-guard.ts';
 
 async function scratch(t: Test): Promise<string> {

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import type { Isolation } from '../../server/deploy/isolation.ts';
-import { PodManager } from '../../server/deploy/pods.ts';
+import type { Isolation } from '../../server/deploy/confinement/isolation.ts';
+import { PodManager } from '../../server/deploy/pods/pods.ts';
 import {
   parseStartFailure,
   PodStartError,

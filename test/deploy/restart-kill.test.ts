@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { groupAlive } from '../../server/deploy/processes.ts';
+import { groupAlive } from '../../server/deploy/confinement/processes.ts';
 import { freePort } from '../../server/deploy/ports.ts';
 import { exampleFiles, githubToDeployFrom, until } from '../helpers/deploy.ts';
 import { spawnTwinbox, stopGracefully, type TwinboxProcess } from '../helpers/process.ts';

@@ -1,9 +1,9 @@
 import t from 'tap';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { groupAlive } from '../../server/deploy/processes.ts';
+import { groupAlive } from '../../server/deploy/confinement/processes.ts';
 import { freePort } from '../../server/deploy/ports.ts';
-import { isMountPoint } from '../../server/deploy/workspace.ts';
+import { isMountPoint } from '../../server/deploy/steps/workspace.ts';
 import { call, createUser } from '../helpers/twinbox.ts';
 import {
   deployingTwinbox,

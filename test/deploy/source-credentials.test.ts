@@ -5,8 +5,8 @@
 import t from 'tap';
 import { createServer, type Server } from 'node:http';
 import { pino } from 'pino';
-import { GitHubSource } from '../../server/deploy/source.ts';
-import { sandboxSourceCredentials } from '../../server/deploy/source-credentials.ts';
+import { GitHubSource } from '../../server/deploy/steps/source.ts';
+import { sandboxSourceCredentials } from '../../server/deploy/steps/source-credentials.ts';
 
 const silent = pino({ level: 'silent' });
 

@@ -3,11 +3,15 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { extractTarball } from '../../server/deploy/extract.ts';
-import { Cgroups } from '../../server/deploy/cgroups.ts';
-import { LogSink, SandboxLogs } from '../../server/deploy/logs.ts';
-import { readProfile } from '../../server/deploy/profile.ts';
-import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from '../../server/deploy/twin-plan.ts';
+import { extractTarball } from '../../server/deploy/steps/extract.ts';
+import { Cgroups } from '../../server/deploy/confinement/cgroups.ts';
+import { LogSink, SandboxLogs } from '../../server/deploy/confinement/logs.ts';
+import { readProfile } from '../../server/deploy/steps/profile.ts';
+import {
+  chooseTwinNames,
+  mergeEnv,
+  twinsImpliedByDependencies,
+} from '../../server/deploy/steps/twin-plan.ts';
 import { gzipTar } from '../../server/twins/vendors/github/tar.ts';
 import { tempDir } from '../helpers/twinbox.ts';
 

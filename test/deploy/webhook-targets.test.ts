@@ -2,8 +2,8 @@ import t, { type Test } from 'tap';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readProfile } from '../../server/deploy/profile.ts';
-import { planWebhooks } from '../../server/deploy/webhook-targets.ts';
+import { readProfile } from '../../server/deploy/steps/profile.ts';
+import { planWebhooks } from '../../server/deploy/steps/webhook-targets.ts';
 
 async function profileOf(t: Test, yml: string) {
   const dir = await mkdtemp(join(tmpdir(), 'twinbox-webhooks-profile-'));

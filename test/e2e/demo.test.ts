@@ -1,9 +1,9 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { instanceOf } from '../../server/deploy/leftovers.ts';
-import { netnsPrefixOf } from '../../server/deploy/netns.ts';
-import { groupAlive } from '../../server/deploy/processes.ts';
+import { instanceOf } from '../../server/deploy/confinement/leftovers.ts';
+import { netnsPrefixOf } from '../../server/deploy/confinement/netns.ts';
+import { groupAlive } from '../../server/deploy/confinement/processes.ts';
 import { until } from '../helpers/deploy.ts';
 import { hostCounts, NOTHING, registryEntryFor } from '../helpers/leftovers.ts';
 import { REPO_ROOT } from '../helpers/process.ts';

@@ -1,7 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { HOST_REGISTRY_DIR, mountsUnder, type InstanceEntry } from '../../server/deploy/leftovers.ts';
+import {
+  HOST_REGISTRY_DIR,
+  mountsUnder,
+  type InstanceEntry,
+} from '../../server/deploy/confinement/leftovers.ts';
 
 /**
  * What a Twinbox has on the host, counted from the host's side (issue 20, part 2): its network
@@ -16,7 +20,7 @@ export interface HostCounts {
   processes: number[];
 }
 
-/** The registry entry a running Twinbox wrote (server/deploy/leftovers.ts), or undefined. */
+/** The registry entry a running Twinbox wrote (server/deploy/confinement/leftovers.ts), or undefined. */
 export function registryEntry(instance: string): InstanceEntry | undefined {
   try {
     return JSON.parse(readFileSync(join(HOST_REGISTRY_DIR, `${instance}.json`), 'utf8')) as InstanceEntry;

@@ -2,7 +2,7 @@ import t from 'tap';
 import { readdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { SandboxLogs } from '../../server/deploy/logs.ts';
+import { SandboxLogs } from '../../server/deploy/confinement/logs.ts';
 import { call, createSandbox, createUser, startTestTwinbox, tempDir } from '../helpers/twinbox.ts';
 
 // Offsets of GET /sandboxes/{id}/logs?offset=N (docs/api.md, "Logs"): the log store's semantics first,

@@ -6,12 +6,12 @@ import {
   DependencyCache,
   PRIVATE_NPM_CACHE,
   type InstallRunner,
-} from '../../server/deploy/dependency-cache.ts';
-import type { Isolation } from '../../server/deploy/isolation.ts';
-import { LogSink } from '../../server/deploy/logs.ts';
-import { runStep } from '../../server/deploy/processes.ts';
-import type { RuntimeProfile } from '../../server/deploy/profile.ts';
-import { createWorkspace, isMountPoint, removeWorkspace } from '../../server/deploy/workspace.ts';
+} from '../../server/deploy/steps/dependency-cache.ts';
+import type { Isolation } from '../../server/deploy/confinement/isolation.ts';
+import { LogSink } from '../../server/deploy/confinement/logs.ts';
+import { runStep } from '../../server/deploy/confinement/processes.ts';
+import type { RuntimeProfile } from '../../server/deploy/steps/profile.ts';
+import { createWorkspace, isMountPoint, removeWorkspace } from '../../server/deploy/steps/workspace.ts';
 import {
   bubblewrapModes,
   isolationFor,

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createIsolation } from '../../server/deploy/isolation.ts';
+import { createIsolation } from '../../server/deploy/confinement/isolation.ts';
 import {
   LIMITS,
   bubblewrapModes,
@@ -37,7 +37,7 @@ t.test('a data directory inside the checkout: the pod owns its directory and see
   for (const mode of modes) {
     const { checkout, dataDir, pod } = await checkoutWithDataDir(t);
     const masked = createIsolation(mode, LIMITS, { cgroups: testCgroups(t), hidden: [dataDir] });
-    // The pod's spec (server/deploy/pods.ts): its directory writable, the checkout read-only.
+    // The pod's spec (server/deploy/pods/pods.ts): its directory writable, the checkout read-only.
     const podSpec = { sandboxId: sandboxId(), cwd: pod, readOnly: [checkout] };
 
     const listens = await runIn(masked, {

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { missingPart } from '../helpers/ci.ts';
-import { Cgroups } from '../../server/deploy/cgroups.ts';
-import { helpers } from '../../server/deploy/helpers.ts';
+import { Cgroups } from '../../server/deploy/confinement/cgroups.ts';
+import { helpers } from '../../server/deploy/confinement/trusted-executables.ts';
 import {
   createIsolation,
   probeIsolation,
@@ -13,9 +13,9 @@ import {
   type Isolation,
   type IsolationMode,
   type SandboxLimits,
-} from '../../server/deploy/isolation.ts';
-import { LogSink } from '../../server/deploy/logs.ts';
-import { runStep, spawnGroup, type GroupProcess } from '../../server/deploy/processes.ts';
+} from '../../server/deploy/confinement/isolation.ts';
+import { LogSink } from '../../server/deploy/confinement/logs.ts';
+import { runStep, spawnGroup, type GroupProcess } from '../../server/deploy/confinement/processes.ts';
 
 export const MiB = 1024 * 1024;
 

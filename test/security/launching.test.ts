@@ -2,8 +2,13 @@ import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findExecutable, helpers, HELPER_ENV, TRUSTED_PATH } from '../../server/deploy/helpers.ts';
-import { environmentScript } from '../../server/deploy/isolation.ts';
+import {
+  findExecutable,
+  helpers,
+  HELPER_ENV,
+  TRUSTED_PATH,
+} from '../../server/deploy/confinement/trusted-executables.ts';
+import { environmentScript } from '../../server/deploy/confinement/isolation.ts';
 import {
   isolationFor,
   requireHost,

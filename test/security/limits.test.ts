@@ -2,16 +2,16 @@ import t from 'tap';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { chmod, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Cgroups } from '../../server/deploy/cgroups.ts';
-import { createIsolation } from '../../server/deploy/isolation.ts';
-import { SandboxLogs } from '../../server/deploy/logs.ts';
-import { runStep } from '../../server/deploy/processes.ts';
+import { Cgroups } from '../../server/deploy/confinement/cgroups.ts';
+import { createIsolation } from '../../server/deploy/confinement/isolation.ts';
+import { SandboxLogs } from '../../server/deploy/confinement/logs.ts';
+import { runStep } from '../../server/deploy/confinement/processes.ts';
 import {
   createWorkspace,
   isMountPoint,
   removeWorkspace,
   sweepWorkspaces,
-} from '../../server/deploy/workspace.ts';
+} from '../../server/deploy/steps/workspace.ts';
 import {
   isolationFor,
   LIMITS,

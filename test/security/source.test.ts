@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { GitHubSource } from '../../server/deploy/source.ts';
+import { GitHubSource } from '../../server/deploy/steps/source.ts';
 import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { deployingTwinbox, settle } from '../helpers/deploy.ts';
 import { call, createUser, tempDir } from '../helpers/twinbox.ts';

@@ -4,15 +4,15 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { helpers } from '../../server/deploy/helpers.ts';
-import { groupAlive } from '../../server/deploy/processes.ts';
+import { helpers } from '../../server/deploy/confinement/trusted-executables.ts';
+import { groupAlive } from '../../server/deploy/confinement/processes.ts';
 import {
   createWorkspace,
   isMountPoint,
   removeWorkspace,
   sweepWorkspaces,
   workspaceImageOf,
-} from '../../server/deploy/workspace.ts';
+} from '../../server/deploy/steps/workspace.ts';
 import { missingPart } from '../helpers/ci.ts';
 import { call, createUser, tempDir } from '../helpers/twinbox.ts';
 import { deploySandbox, deployingTwinbox, githubToDeployFrom, until } from '../helpers/deploy.ts';

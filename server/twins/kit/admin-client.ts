@@ -18,7 +18,7 @@ export class TwinAdminError extends Error {
 export interface TwinAdminClientOptions {
   /**
    * Reach the instance over this Unix socket instead of the network: how Twinbox talks to a sandbox's
-   * twins, which listen in the sandbox's pod (server/deploy/pods.ts, `Pod.twinSocket`).
+   * twins, which listen in the sandbox's pod (server/deploy/pods/pods.ts, `Pod.twinSocket`).
    */
   socketPath?: string;
   /** Give up on an answer after this long (default 10 s): a wedged pod must not hold a page forever. */

@@ -1,4 +1,4 @@
-import type { TwinEntry } from '../store/records.ts';
+import type { TwinEntry } from '../../store/records.ts';
 
 /** Dependencies whose presence says which twin an app talks to (package name or scope prefix). */
 const TWIN_OF_DEPENDENCY: ReadonlyArray<[match: (name: string) => boolean, twin: string]> = [

@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { rm } from 'node:fs/promises';
 import { BlockList, connect, isIP } from 'node:net';
-import type { EgressAttempt } from '../pod/egress-guard.ts';
-import type { HostPort } from './npm-registries.ts';
+import type { EgressAttempt } from '../../pod/egress-guard.ts';
+import type { HostPort } from '../steps/npm-registries.ts';
 
 export interface InstallProxyOptions {
   /** The Unix socket the pod's proxy port is piped to. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
 import { releaseCgroupTree } from './cgroups.ts';
-import { findExecutable, HELPER_ENV, helpers } from './helpers.ts';
+import { findExecutable, HELPER_ENV, helpers } from './trusted-executables.ts';
 import { deleteNamespace, listNamespaces, namespacePids, NETNS_PREFIX, netnsPrefixOf } from './netns.ts';
 
 const run = promisify(execFile);

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { parsePullRequestUrl } from '../sandboxes/pull-request-url.ts';
+import { parsePullRequestUrl } from '../../sandboxes/pull-request-url.ts';
 import {
   DEFAULT_SOURCE_LIMITS,
   extractTarball,

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { findExecutable, TRUSTED_PATH } from './helpers.ts';
+import { findExecutable, TRUSTED_PATH } from '../confinement/trusted-executables.ts';
 
 /** A host an install step may reach through the pod's proxy. */
 export interface HostPort {

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileDurably } from '../durable-write.ts';
-import type { RuntimeProfile } from './profile.ts';
+import { writeFileDurably } from '../../durable-write.ts';
+import type { RuntimeProfile } from '../steps/profile.ts';
 
 /**
  * What a restart needs to bring a deployed sandbox back that its store record does not hold: the context

@@ -1,9 +1,9 @@
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DeployFailure } from '../sandboxes/deployer.ts';
-import type { SandboxRecord, TwinEntry } from '../store/records.ts';
-import type { LogSink } from './logs.ts';
-import type { GroupProcess } from './processes.ts';
+import { DeployFailure } from '../../sandboxes/deployer.ts';
+import type { SandboxRecord, TwinEntry } from '../../store/records.ts';
+import type { LogSink } from '../confinement/logs.ts';
+import type { GroupProcess } from '../confinement/processes.ts';
 import { ProfileError, readProfile, STATIC_SERVER_PATH, type RuntimeProfile } from './profile.ts';
 import type { SourceFetcher } from './source.ts';
 import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from './twin-plan.ts';

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { chmod, mkdir, open, readdir, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { HELPER_ENV, helpers } from './helpers.ts';
+import { HELPER_ENV, helpers } from '../confinement/trusted-executables.ts';
 
 const run = promisify(execFile);
 

@@ -1,4 +1,4 @@
-import { twinFactories } from '../twins/registry.ts';
+import { twinFactories } from '../../twins/registry.ts';
 
 /** Where one twin delivers its events once the app answers (the deploy's `webhooks` step). */
 export interface WebhookPlan {

@@ -5,28 +5,28 @@ import { request, type Server } from 'node:http';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { EgressAttempt } from '../pod/egress-guard.ts';
-import { podLayout } from '../pod/layout.ts';
+import type { EgressAttempt } from '../../pod/egress-guard.ts';
+import { podLayout } from '../../pod/layout.ts';
 import {
   parseStartFailure,
   PodStartError,
   SOCKET_NAME_ROOM,
   SOCKET_PATH_MAX,
   startFailureReason,
-} from '../pod/start-failure.ts';
-import type { TwinEntry } from '../twins/runtime/host.ts';
-import { twinSocketPath } from '../twins/runtime/host.ts';
-import { sandboxDir } from '../twins/runtime/persistence.ts';
+} from '../../pod/start-failure.ts';
+import type { TwinEntry } from '../../twins/runtime/host.ts';
+import { twinSocketPath } from '../../twins/runtime/host.ts';
+import { sandboxDir } from '../../twins/runtime/persistence.ts';
 import { startInstallProxy } from './install-proxy.ts';
-import type { Isolation } from './isolation.ts';
-import type { HostPort } from './npm-registries.ts';
-import { LogSink } from './logs.ts';
-import type { NetworkNamespaces } from './netns.ts';
+import type { Isolation } from '../confinement/isolation.ts';
+import type { HostPort } from '../steps/npm-registries.ts';
+import { LogSink } from '../confinement/logs.ts';
+import type { NetworkNamespaces } from '../confinement/netns.ts';
 import { podCall } from './pod-control.ts';
-import { PidFiles, spawnGroup, type GroupProcess } from './processes.ts';
+import { PidFiles, spawnGroup, type GroupProcess } from '../confinement/processes.ts';
 
-const POD_MAIN = fileURLToPath(new URL('../pod/main.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const POD_MAIN = fileURLToPath(new URL('../../pod/main.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const TSX_LOADER = import.meta.resolve('tsx');
 
 /**

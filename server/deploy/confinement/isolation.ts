@@ -3,7 +3,7 @@ import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Cgroups, type CgroupsOptions, type CgroupUsage, type CgroupVersion } from './cgroups.ts';
-import { HELPER_ENV, helpers, helper, type Helpers } from './helpers.ts';
+import { HELPER_ENV, helpers, helper, type Helpers } from './trusted-executables.ts';
 
 /** One command to run for a sandbox: a shell line, its directory and the paths it may see. */
 export interface ExecSpec {
