@@ -4,7 +4,7 @@
  * snapshot, reset to the start seed. A twin subclasses it with its own credentials check, error shapes
  * and seed mapping (server/twins/vendors/<name>/twin.ts).
  */
-import type { Authorization, RequestHead, TwinDriver } from '../contract.ts';
+import type { Authorization, Granted, RequestHead, TwinDriver } from '../contract.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../runtime/webhooks.ts';
 import type { Engine, EngineStoreSnapshot, EngineTokenUser } from './emulate.ts';
 
@@ -34,7 +34,7 @@ export abstract class EngineTwin implements TwinDriver {
     const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
     engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
       if (!this.sendsEvents()) return;
-      void this.webhooks.deliver(event, this.eventBody(event, payload));
+      void this.webhooks.deliver(event, this.eventBody(event, payload, owner));
       return dispatch(event, action, payload, owner, repo);
     };
   }
@@ -47,8 +47,8 @@ export abstract class EngineTwin implements TwinDriver {
     return true;
   }
 
-  /** The body an engine event is delivered with (default: the engine's payload). */
-  protected eventBody(_event: string, payload: unknown): unknown {
+  /** The body an engine event is delivered with (default: the engine's payload); `owner` is its account. */
+  protected eventBody(_event: string, payload: unknown, _owner: string): unknown {
     return payload;
   }
 
@@ -58,7 +58,7 @@ export abstract class EngineTwin implements TwinDriver {
   abstract envVars(): Record<string, string>;
   abstract applySeed(seed: unknown): Promise<void>;
 
-  async handle(request: Request): Promise<Response> {
+  async handle(request: Request, _granted: Granted): Promise<Response> {
     return this.engine.app.fetch(request);
   }
 
