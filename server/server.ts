@@ -13,7 +13,9 @@ import { BEARER, bearerAuth } from './auth/bearer.ts';
 import { decorateErrorBody, validationFailAction } from './errors.ts';
 import { guardClientErrors } from './http/client-errors.ts';
 import { sandboxRoutes, type AppLogReader } from './sandboxes/routes.ts';
-import { metaRoutes } from './meta/routes.ts';
+import { twinCatalogRoutes } from './twin-catalog/routes.ts';
+import { openApiRoute } from './http/openapi.ts';
+import { healthRoute } from './http/health.ts';
 import { adminRoutes } from './admin/routes.ts';
 import type { Identity } from './identity/index.ts';
 import { identityRoutes } from './identity/routes.ts';
@@ -102,7 +104,9 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
   server.auth.default(BEARER);
   server.ext('onPreResponse', decorateErrorBody);
 
-  await server.register({ plugin: metaRoutes, options: { catalog: deps.catalog, version: deps.version } });
+  await server.register({ plugin: twinCatalogRoutes, options: { catalog: deps.catalog } });
+  await server.register({ plugin: openApiRoute, options: { version: deps.version } });
+  await server.register({ plugin: healthRoute });
   await server.register({
     plugin: sandboxRoutes,
     options: { sandboxes: deps.sandboxes, appLogs: deps.appLogs },

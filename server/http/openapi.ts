@@ -1,4 +1,4 @@
-import type { Server } from '@hapi/hapi';
+import type { Plugin, Server } from '@hapi/hapi';
 import type Joi from 'joi';
 import joiToJson from 'joi-to-json';
 import { documentedErrors, errorSchema } from './responses.ts';
@@ -110,3 +110,18 @@ function responses(
   if (Object.keys(result).length === 0) result.default = { description: 'Response' };
   return result;
 }
+
+/** GET /openapi.json: this API as an OpenAPI 3 document, built from the routes registered by then. */
+export const openApiRoute: Plugin<{ version: string }> = {
+  name: 'twinbox-openapi',
+  register(server, { version }) {
+    let openApi: object | undefined;
+    server.route({
+      method: 'GET',
+      path: '/openapi.json',
+      options: { auth: false, description: 'This API as an OpenAPI 3 document' },
+      // Built on first use: by then every plugin has registered its routes.
+      handler: () => (openApi ??= buildOpenApi(server, { title: 'Twinbox API', version })),
+    });
+  },
+};

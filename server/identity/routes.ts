@@ -9,7 +9,7 @@ import { validationFailAction } from '../errors.ts';
 import { documentedResponses } from '../http/responses.ts';
 import type { EmailAuth, SignedIn } from './email-auth.ts';
 import { SESSION_COOKIE } from './cookies.ts';
-import { accountViewSchema, identityViewSchema, toAccountView, toIdentityView } from './views.ts';
+import { accountViewSchema, identityViewSchema, toAccountView, toIdentityView } from './representation.ts';
 
 const emailPayload = Joi.object({ email: Joi.string().max(320).required() }).label('EmailRequest');
 const codePayload = Joi.object({

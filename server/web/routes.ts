@@ -22,7 +22,7 @@ import {
   revokeConfirmPage,
   revokedNotice,
   signupPage,
-} from './identity-views.ts';
+} from './identity-pages.ts';
 
 export interface WebRoutesOptions {
   emailAuth: EmailAuth;
@@ -49,7 +49,7 @@ function refusal(error: unknown): { status: number; detail: string } {
 
 /**
  * The identity pages: sign up, sign in (e-mail code; GitHub links to /auth/github/login), sign out,
- * integrations and API keys. Handlers are thin: EmailAuth and ApiKeys do the work, identity-views.ts
+ * integrations and API keys. Handlers are thin: EmailAuth and ApiKeys do the work, identity-pages.ts
  * the HTML. Every POST goes through `web.checkForm`/`web.requireForm` first (docs/web.md, "Security of the
  * pages"); a successful form post answers 303 to a GET page, so a reload does not post again.
  */

@@ -1,6 +1,10 @@
 import Joi from 'joi';
 import type { AccountRecord, IdentityRecord } from '../store/records.ts';
 
+/**
+ * Accounts and linked identities as the API's JSON shows them (docs/identity.md), and their response
+ * schemas; the web pages' HTML is server/web/identity-pages.ts.
+ */
 export interface AccountView {
   id: string;
   email: string;
