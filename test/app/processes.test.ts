@@ -13,14 +13,11 @@
  */
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { Octokit } from '@octokit/rest';
 import { MARKER } from '../../app/comment.ts';
-import { bossSchemaFor } from '../../server/jobs/postgres.ts';
-import { QUEUES } from '../../server/jobs/queue.ts';
 import type { SandboxRecord } from '../../server/store/records.ts';
 import { missingPart } from '../helpers/ci.ts';
-import { freshSchema, postgresMissing } from '../helpers/postgres.ts';
+import { freshSchema, postgresMissing, deliveryJob as deliveryJobOf } from '../helpers/postgres.ts';
 import { createUser, startTestTwinbox, tempDir, type TestTwinbox } from '../helpers/twinbox.ts';
 import { githubWithApp, INSTALLATION_ID, postWebhook, APP_ID, WEBHOOK_SECRET } from './rig.ts';
 
@@ -134,23 +131,8 @@ async function twoProcesses(t: Test) {
     await a.githubApp!.idle();
   };
   /** The delivery's job: how often it was started and its state. */
-  const deliveryJob = async (id: string) => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ state: string; retry_count: number; started: boolean }>(
-        `SELECT j.state, j.retry_count, j.started_on IS NOT NULL AS started
-           FROM job_keys k JOIN ${bossSchemaFor(schema)}.job j ON j.name = k.queue AND j.id = k.job_id
-          WHERE k.queue = $1 AND k.key = $2`,
-        [QUEUES.githubDelivery, id],
-      );
-      const job = rows[0];
-      if (!job) return undefined;
-      return { runs: job.started ? job.retry_count + 1 : 0, state: job.state };
-    } finally {
-      await client.end();
-    }
-  };
+  const deliveryJob = (id: string) => deliveryJobOf(url, schema, id);
+
   return { a, b, gh, openPull, comments, deployments, sandboxesOf, markReady, idle, deliveryJob };
 }
 

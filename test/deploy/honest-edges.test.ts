@@ -28,6 +28,7 @@ const gatedApp = {
   'package.json': JSON.stringify({ name: 'gated', private: true, scripts: { start: 'node server.js' } }),
   'server.js': `import { createServer } from 'node:http';
 import { existsSync, writeFileSync } from 'node:fs';
+import { postBody, type Answer } from '../helpers/upload.ts';
 const resumed = existsSync('started-once');
 writeFileSync('started-once', process.cwd());
 const serve = () =>
@@ -43,54 +44,6 @@ else {
 }
 `,
 };
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** POSTs `size` bytes (chunked, or with a Content-Length) and reads the answer, however early it comes. */
-function post(
-  target: string | RequestOptions,
-  size: number,
-  headers: Record<string, string>,
-  chunked: boolean,
-) {
-  return new Promise<Answer>((resolve, reject) => {
-    const options: RequestOptions = {
-      method: 'POST',
-      agent: false,
-      headers: { ...headers, ...(chunked ? {} : { 'content-length': String(size) }) },
-    };
-    const req = typeof target === 'string' ? request(target, options) : request({ ...target, ...options });
-    const timer = setTimeout(() => req.destroy(new Error('no answer in 60 s')), 60_000);
-    req.on('response', (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts).toString() });
-        req.destroy();
-      });
-      res.on('error', reject);
-    });
-    req.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    const chunk = Buffer.alloc(64 * 1024, 'a');
-    let written = 0;
-    const pump = () => {
-      while (written < size) {
-        written += chunk.length;
-        if (!req.write(chunk)) return void req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
-  });
-}
 
 function get(url: string, headers: Record<string, string> = {}) {
   return new Promise<Answer>((resolve, reject) => {
@@ -151,7 +104,7 @@ t.test(
     let refused = 0;
     for (const chunked of [false, true])
       for (let round = 1; round <= ROUNDS; round++) {
-        const answer = await post(url, 2 * MiB, headers, chunked);
+        const answer = await postBody(url, 2 * MiB, headers, chunked);
         twinRefusal(t, answer, `router, ${chunked ? 'chunked' : 'content-length'} #${round}`);
         t.match(answer.headers['x-twinbox-request-id'], /^[0-9a-f-]{36}$/, 'it came through the router');
         refused++;
@@ -168,7 +121,7 @@ t.test(
       for (let round = 1; round <= 5; round++)
         twinRefusal(
           t,
-          await post({ socketPath, path: '/v1/customers' }, 2 * MiB, headers, chunked),
+          await postBody({ socketPath, path: '/v1/customers' }, 2 * MiB, headers, chunked),
           `socket, ${chunked ? 'chunked' : 'content-length'} #${round}`,
         );
 
@@ -239,7 +192,7 @@ t.test(
       `every answer was 503 or 200, never 404 (${statuses.length} requests)`,
     );
     await second.lifecycle.idle();
-    const twinBack = await post(url, 2 * MiB, headers, true);
+    const twinBack = await postBody(url, 2 * MiB, headers, true);
     twinRefusal(t, twinBack, 'router, after the resume');
   },
 );

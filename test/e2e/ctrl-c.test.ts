@@ -1,5 +1,4 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +10,7 @@ import { hostCounts, NOTHING, registryEntry } from '../helpers/leftovers.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
 import '../helpers/sandbox-hosts.ts';
+import { spawnProcessGroup } from '../helpers/process.ts';
 
 /**
  * Ctrl-C in the terminal of `npm start` (issue 20, part 2): the terminal sends SIGINT to the whole
@@ -26,7 +26,7 @@ t.test('Ctrl-C of npm start leaves nothing on the host', async (t) => {
   const dataDir = realpathSync(await mkdtemp(join(tmpdir(), 'twinbox-ctrl-c-')));
   t.teardown(() => rm(dataDir, { recursive: true, force: true, maxRetries: 3 }));
 
-  const child = spawn('npm', ['start', '--silent'], {
+  const { child, output, exited } = spawnProcessGroup(t, 'npm', ['start', '--silent'], {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH,
@@ -39,27 +39,11 @@ t.test('Ctrl-C of npm start leaves nothing on the host', async (t) => {
       GITHUB_OAUTH_URL: gh.baseUrl,
       GITHUB_TOKEN: gh.token,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group, as a terminal's foreground job is.
-    detached: true,
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<string>((resolve) =>
-    child.on('exit', (code, signal) => resolve(String(code ?? signal))),
-  );
-  t.teardown(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone, as it should be
-    }
   });
 
   // Generous: a start on a loaded 2-core machine took 13 s; this bounds a hang, it measures nothing.
-  await until(() => /Twinbox listening on http/.test(output), `npm start to listen:\n${output}`, 120_000);
-  const baseUrl = /Twinbox listening on (http:\/\/\S+)/.exec(output)![1]!;
+  await until(() => /Twinbox listening on http/.test(output()), `npm start to listen:\n${output()}`, 120_000);
+  const baseUrl = /Twinbox listening on (http:\/\/\S+)/.exec(output())![1]!;
   const entry = registryEntry(instanceOf(dataDir));
   t.ok(entry, 'Twinbox is in the host registry');
   t.not(entry!.pid, child.pid, 'Twinbox is a process of its own under npm (same group)');
@@ -94,7 +78,7 @@ t.test('Ctrl-C of npm start leaves nothing on the host', async (t) => {
   // Ctrl-C: SIGINT to the whole group; then a second Ctrl-C while the stop runs, as an impatient user
   // (or npm's relay of the first) sends. Neither may end Twinbox before its stop has removed everything.
   process.kill(-child.pid!, 'SIGINT');
-  await until(() => /"stopping"/.test(output), 'the stop to begin', 30_000);
+  await until(() => /"stopping"/.test(output()), 'the stop to begin', 30_000);
   try {
     process.kill(-child.pid!, 'SIGINT');
   } catch {
@@ -103,8 +87,8 @@ t.test('Ctrl-C of npm start leaves nothing on the host', async (t) => {
   // npm reports the signal it got itself (it re-raises it once its script has ended).
   t.match(await exited, /^(0|SIGINT|130)$/, 'npm ends');
   await until(() => !groupAlive(child.pid!), 'every process of the group to end', 60_000);
-  t.match(output, /kept 1 ready sandbox for resume/, 'the stop ran to its end and says what it keeps');
-  t.match(output, /already stopping/, 'the second signal was told to wait, not obeyed');
+  t.match(output(), /kept 1 ready sandbox for resume/, 'the stop ran to its end and says what it keeps');
+  t.match(output(), /already stopping/, 'the second signal was told to wait, not obeyed');
   t.same(hostCounts(entry!), NOTHING, 'no namespace, mount, cgroup or process of it is left');
   t.notOk(registryEntry(entry!.instance), 'its registry entry went with it');
   await t.resolves(rm(dataDir, { recursive: true }), 'its data directory can be removed');

@@ -1,5 +1,4 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { instanceOf } from '../../server/deploy/confinement/leftovers.ts';
 import { netnsPrefixOf } from '../../server/deploy/confinement/netns.ts';
@@ -8,43 +7,29 @@ import { until } from '../helpers/deploy.ts';
 import { hostCounts, NOTHING, registryEntryFor } from '../helpers/leftovers.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import '../helpers/sandbox-hosts.ts';
+import { spawnProcessGroup } from '../helpers/process.ts';
 
 // The README's `npm run demo`: a whole deploy against the GitHub twin, seeded from a prompt.
 t.test('npm run demo deploys the zero-dep example and its page shows data from the twins', async (t) => {
-  const child = spawn('npm', ['run', 'demo', '--silent'], {
+  const { child, output, exited } = spawnProcessGroup(t, 'npm', ['run', 'demo', '--silent'], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<string>((resolve) =>
-    child.on('exit', (code, signal) => resolve(String(code ?? signal))),
-  );
-  t.teardown(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // already gone, as it should be
-    }
   });
 
   const deadline = Date.now() + 90_000;
   let appUrl: string | undefined;
   while (!appUrl && Date.now() < deadline && child.exitCode === null) {
-    appUrl = /ready: the app is at (http:\/\/\S+)/.exec(output)?.[1];
+    appUrl = /ready: the app is at (http:\/\/\S+)/.exec(output())?.[1];
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  t.ok(appUrl, `the demo reached ready:\n${output}`);
+  t.ok(appUrl, `the demo reached ready:\n${output()}`);
   const data = (await (await fetch(`${appUrl}/data.json`)).json()) as any;
   t.equal(data.github.login, 'octocat', 'data from the GitHub twin');
   t.equal(data.stripe.customers.length, 3, 'the three customers the prompt seeded, from the Stripe twin');
-  t.notMatch(output, /twinbox_sk_/, 'no API key on the terminal');
+  t.notMatch(output(), /twinbox_sk_/, 'no API key on the terminal');
 
   // Its data directory, named by the key file it prints; what it has on the host (helpers/leftovers.ts).
-  const dataDir = /\$\(cat (\S+)\/demo-api-key\)/.exec(output)?.[1];
+  const dataDir = /\$\(cat (\S+)\/demo-api-key\)/.exec(output())?.[1];
   t.ok(dataDir, 'the demo names its data directory');
   const entry = registryEntryFor(dataDir!) ?? {
     data_dir: dataDir!,

@@ -25,18 +25,15 @@ import { request } from 'node:http';
 import { createServer, connect, type Server } from 'node:net';
 import { promisify } from 'node:util';
 import { Octokit } from '@octokit/rest';
-import pg from 'pg';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { tempDir } from '../helpers/twinbox.ts';
 import { exampleFiles, until } from '../helpers/deploy.ts';
 import { startGitHubTwin } from '../../examples/github-twin.ts';
-import { freshSchema, postgresMissing } from '../helpers/postgres.ts';
+import { freshSchema, postgresMissing, deliveryJob as deliveryJobOf } from '../helpers/postgres.ts';
 import { missingPart } from '../helpers/ci.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
 import { lostRunnerError } from '../../server/runners/index.ts';
 import { openPostgresStore } from '../../server/store/postgres/store.ts';
-import { bossSchemaFor } from '../../server/jobs/postgres.ts';
-import { QUEUES } from '../../server/jobs/queue.ts';
 import { MARKER } from '../../app/comment.ts';
 import { APP_ID, INSTALLATION_ID, twinboxAppSeed, WEBHOOK_SECRET } from '../app/rig.ts';
 
@@ -427,24 +424,7 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
       (await api(api0.baseUrl!, 'GET', '/sandboxes?repo=octocat/shop&limit=100', key)).body.sandboxes as any[]
     ).filter((s) => s.pr_url === prUrl);
   /** The delivery's job: how often it was started and its state (pg-boss, as jobs-crash does). */
-  const deliveryJob = async (id: string) => {
-    const client = new pg.Client({ connectionString: schemaUrl });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ state: string; retry_count: number; started: boolean }>(
-        `SELECT j.state, j.retry_count, j.started_on IS NOT NULL AS started
-           FROM job_keys k JOIN ${bossSchemaFor(schema)}.job j ON j.name = k.queue AND j.id = k.job_id
-          WHERE k.queue = $1 AND k.key = $2`,
-        [QUEUES.githubDelivery, id],
-      );
-      const job = rows[0];
-      if (!job) return undefined;
-      // pg-boss counts runs after the first in retry_count.
-      return { runs: job.started ? job.retry_count + 1 : 0, state: job.state };
-    } finally {
-      await client.end();
-    }
-  };
+  const deliveryJob = (id: string) => deliveryJobOf(schemaUrl, schema, id);
 
   const first = await openPull('feature-1');
   const second = await openPull('feature-2');

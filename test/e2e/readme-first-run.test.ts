@@ -1,5 +1,6 @@
 import t from 'tap';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { spawnProcessGroup } from '../helpers/process.ts';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -78,25 +79,12 @@ t.test('README first run: npm start in a fresh clone, the README curl, a sandbox
 
   const port = await freePort();
   const api = `http://127.0.0.1:${port}`;
-  const child = spawn('npm', ['start'], {
+  const { child, output, exited } = spawnProcessGroup(t, 'npm', ['start'], {
     cwd: clone,
     // What a person's shell has (PATH, HOME), and the two settings above: no TWINBOX_DATA_DIR.
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), GITHUB_API_URL: gh.baseUrl },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<string>((resolve) =>
-    child.on('exit', (code, signal) => resolve(String(code ?? signal))),
-  );
   t.teardown(async () => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // ended by the test, as it should
-    }
     // A failed run may leave its workspaces mounted (a stop keeps a ready sandbox's for a resume).
     const { stdout } = await run('findmnt', ['-rn', '-o', 'TARGET']).catch(() => ({ stdout: '' }));
     for (const target of stdout
@@ -113,13 +101,17 @@ t.test('README first run: npm start in a fresh clone, the README curl, a sandbox
     while (!(await check())) {
       if (Date.now() > deadline || child.exitCode !== null)
         throw new Error(
-          `${child.exitCode !== null ? 'Twinbox exited' : 'timed out'} waiting for ${what}:\n${output}`,
+          `${child.exitCode !== null ? 'Twinbox exited' : 'timed out'} waiting for ${what}:\n${output()}`,
         );
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   };
-  await until('Twinbox to listen', () => output.includes(`Twinbox listening on ${api}`), 180_000);
-  t.match(output, `(data in ${join(clone, '.twinbox')})`, 'the default data directory, inside the checkout');
+  await until('Twinbox to listen', () => output().includes(`Twinbox listening on ${api}`), 180_000);
+  t.match(
+    output(),
+    `(data in ${join(clone, '.twinbox')})`,
+    'the default data directory, inside the checkout',
+  );
   const keyFile = join(clone, '.twinbox', 'dev-api-key');
   await until('the dev API key', () => existsSync(keyFile), 60_000);
   const headers = {
@@ -181,5 +173,5 @@ t.test('README first run: npm start in a fresh clone, the README curl, a sandbox
     ),
   ]);
   clearTimeout(timer);
-  t.match(code, /^(0|SIGTERM|143)$/, `npm start ends on SIGTERM:\n${output.slice(-600)}`);
+  t.match(code, /^(0|SIGTERM|143)$/, `npm start ends on SIGTERM:\n${output().slice(-600)}`);
 });

@@ -6,6 +6,8 @@
 import pg from 'pg';
 import tap from 'tap';
 import { inCI } from './ci.ts';
+import { bossSchemaFor } from '../../server/jobs/postgres.ts';
+import { QUEUES } from '../../server/jobs/queue.ts';
 import { randomBytes } from 'node:crypto';
 
 /** The database tests use: TWINBOX_TEST_DATABASE_URL, or the machines' own (docs/store.md). */
@@ -112,5 +114,31 @@ function isRunning(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The pg-boss job of a GitHub delivery in `schema`: how often it was started (pg-boss counts runs after
+ * the first in retry_count) and its state; undefined when no job has that delivery's key.
+ */
+export async function deliveryJob(
+  connectionString: string,
+  schema: string,
+  deliveryId: string,
+): Promise<{ runs: number; state: string } | undefined> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ state: string; retry_count: number; started: boolean }>(
+      `SELECT j.state, j.retry_count, j.started_on IS NOT NULL AS started
+         FROM job_keys k JOIN ${bossSchemaFor(schema)}.job j ON j.name = k.queue AND j.id = k.job_id
+        WHERE k.queue = $1 AND k.key = $2`,
+      [QUEUES.githubDelivery, deliveryId],
+    );
+    const job = rows[0];
+    if (!job) return undefined;
+    return { runs: job.started ? job.retry_count + 1 : 0, state: job.state };
+  } finally {
+    await client.end();
   }
 }

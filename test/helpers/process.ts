@@ -82,3 +82,38 @@ export async function stopGracefully(proc: TwinboxProcess): Promise<void> {
   proc.child.kill('SIGTERM');
   await proc.exited;
 }
+
+export interface ProcessGroup {
+  child: ChildProcess;
+  /** Everything it printed so far, stdout and stderr. */
+  output: () => string;
+  /** Resolves with the exit code (or signal) once the process has ended. */
+  exited: Promise<string>;
+}
+
+/**
+ * Runs a command as a terminal runs its foreground job, in a process group of its own (so a test can send
+ * Ctrl-C's SIGINT to the whole group), collecting what it prints. The group is killed when the test ends.
+ */
+export function spawnProcessGroup(
+  t: Test,
+  command: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string | undefined> },
+): ProcessGroup {
+  const child = spawn(command, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(String(code ?? signal))),
+  );
+  t.teardown(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // ended by the test, as it should
+    }
+  });
+  return { child, output: () => output, exited };
+}

@@ -8,6 +8,7 @@ import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { startTestTwinbox, tempDir } from '../helpers/twinbox.ts';
 import { EndpointTable, fetchVia, loopback, startBackend } from './helpers.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
+import { postBody } from '../helpers/upload.ts';
 
 /**
  * Issue 20, part 4, at the router: a backend's refusal reaches the client as the backend's own status
@@ -31,57 +32,6 @@ await twinbox.server.start();
 const port = Number(twinbox.server.info.port);
 const hosts = sandboxHosts('localhost', new URL(`http://localhost:${port}`));
 
-interface Answer {
-  status: number;
-  body: string;
-}
-
-/** POSTs `size` bytes, chunked or with a Content-Length, to `url` (through the router) or a socket. */
-function post(
-  target: { url: string } | { socketPath: string },
-  size: number,
-  headers: Record<string, string>,
-  chunked: boolean,
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const options = {
-      method: 'POST',
-      agent: false as const,
-      lookup: loopback,
-      headers: { ...headers, ...(chunked ? {} : { 'content-length': String(size) }) },
-    };
-    const req =
-      'url' in target
-        ? request(target.url, options)
-        : request({ ...options, socketPath: target.socketPath, path: '/v1/customers' });
-    const timer = setTimeout(() => req.destroy(new Error('no answer in 30 s')), 30_000);
-    req.on('response', (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode!, body: Buffer.concat(parts).toString() });
-        req.destroy();
-      });
-      res.on('error', reject);
-    });
-    req.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    const chunk = Buffer.alloc(64 * 1024, 'a');
-    let written = 0;
-    const pump = () => {
-      while (written < size) {
-        written += chunk.length;
-        if (!req.write(chunk)) return void req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
-  });
-}
-
 t.test("a twin's 413 through the router: 20 bodies of 2 MiB, with a length and chunked", async (t) => {
   const twinDir = await tempDir(t, 'twinbox-edges-twin-');
   const host = new TwinHost({
@@ -101,15 +51,18 @@ t.test("a twin's 413 through the router: 20 bodies of 2 MiB, with a length and c
     'content-type': 'application/x-www-form-urlencoded',
   };
   const targets = [
-    { name: 'router', target: { url: `${hosts.twinUrl(id, 'stripe')}/v1/customers` } },
-    { name: 'socket', target: { socketPath } },
+    { name: 'router', target: `${hosts.twinUrl(id, 'stripe')}/v1/customers` },
+    { name: 'socket', target: { socketPath, path: '/v1/customers' } },
   ];
   let rounds = 0;
   for (const { name, target } of targets)
     for (const chunked of [false, true])
       for (let round = 1; round <= ROUNDS; round++) {
         const what = `${name}, ${chunked ? 'chunked' : 'content-length'} #${round}`;
-        const answer = await post(target, 2 * MiB, headers, chunked);
+        const answer = await postBody(target, 2 * MiB, headers, chunked, {
+          lookup: loopback,
+          timeoutMs: 30_000,
+        });
         t.equal(answer.status, 413, `${what}: 413`);
         t.match(
           JSON.parse(answer.body),
@@ -120,7 +73,7 @@ t.test("a twin's 413 through the router: 20 bodies of 2 MiB, with a length and c
       }
   t.equal(rounds, 4 * ROUNDS, 'every round ran');
 
-  const made = await post(targets[0]!.target, 0, headers, false);
+  const made = await postBody(targets[0]!.target, 0, headers, false, { lookup: loopback, timeoutMs: 30_000 });
   t.equal(made.status, 200, 'the twin still serves afterwards');
 });
 
