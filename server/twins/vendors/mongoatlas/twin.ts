@@ -11,6 +11,7 @@ import { seedValidator } from '../../kit/seed-validator.ts';
 import { describeMongoAtlasChange } from './changes.ts';
 import { summarizeMongoAtlas } from './summary.ts';
 import { mongoatlasPresets } from './presets.ts';
+import { toAtlasResponse } from './shape.ts';
 
 export interface MongoAtlasSeed {
   projects?: Array<{ name: string }>;
@@ -175,7 +176,11 @@ class MongoAtlasTwin extends EngineTwin {
     }
     const response = await this.engine.app.fetch(request);
     if (response.status >= 500) return this.errorResponse(500, 'Unexpected error.');
-    if (response.ok && pathname.startsWith('/api/atlas/v2/')) return this.asAtlas(response);
+    if (response.ok && pathname.startsWith('/api/atlas/v2/'))
+      return toAtlasResponse(
+        response,
+        sha256Hex(`org:${this.credentials.MONGODB_ATLAS_CLIENT_ID}`).slice(0, 24),
+      );
     if (response.status !== 404) return response;
     // The engine's own misses (no route) come without Atlas's error body.
     const body = (await response
@@ -185,25 +190,6 @@ class MongoAtlasTwin extends EngineTwin {
     return typeof body?.errorCode === 'string'
       ? response
       : atlasError(404, 'RESOURCE_NOT_FOUND', `Cannot find resource ${pathname}.`);
-  }
-
-  /**
-   * Atlas's values where the engine's break its description: the organization id is 24 hex digits (the
-   * engine says `default_org`), and `mongoDBVersion` is a full `major.minor.patch` (the engine gives the
-   * major version, `8.0`, which is `mongoDBMajorVersion` on Atlas).
-   */
-  private async asAtlas(response: Response): Promise<Response> {
-    if (!response.headers.get('content-type')?.includes('json')) return response;
-    const text = await response.text();
-    if (!text) return new Response(null, { status: response.status, headers: response.headers });
-    const orgId = sha256Hex(`org:${this.credentials.MONGODB_ATLAS_CLIENT_ID}`).slice(0, 24);
-    const body = JSON.parse(text, (key, value: unknown) => {
-      if (key === 'orgId' && value === 'default_org') return orgId;
-      if (key === 'mongoDBVersion' && typeof value === 'string' && /^\d+\.\d+$/.test(value))
-        return `${value}.0`;
-      return value;
-    }) as unknown;
-    return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
   }
 
   private async oauth(request: Request, pathname: string): Promise<Response> {

@@ -11,6 +11,7 @@ import { seedValidator } from '../../kit/seed-validator.ts';
 import { describeResendChange } from './changes.ts';
 import { summarizeResend } from './summary.ts';
 import { resendPresets } from './presets.ts';
+import { toResendResponse } from './shape.ts';
 
 export interface ResendSeed {
   domains?: Array<{ name: string; region?: string }>;
@@ -61,9 +62,6 @@ const validateResendSeed = seedValidator('resend', schema, { empty: DEFAULT_SEED
 /** Resend's error body: `{ statusCode, name, message }` (https://resend.com/docs/api-reference/errors). */
 const resendError = (statusCode: number, name: string, message: string, headers?: Record<string, string>) =>
   json(statusCode, { statusCode, name, message }, headers);
-
-/** The creates Resend answers with 201 (its OpenAPI description): domains, API keys, audiences, contacts. */
-const CREATES = /^\/(domains|api-keys|audiences|contacts|audiences\/[^/]+\/contacts)$/;
 
 /** Resend's shared test domain: any project may send from it without adding it. */
 const TEST_DOMAIN = 'resend.dev';
@@ -167,31 +165,7 @@ class ResendTwin extends EngineTwin {
       if (typeof body?.name !== 'string')
         return resendError(404, 'not_found', 'The requested endpoint does not exist.');
     }
-    if (request.method === 'POST' && response.status === 200 && CREATES.test(pathname)) {
-      // Resend's description answers a create with 201 Created; the engine says 200.
-      return new Response(response.body, { status: 201, headers: response.headers });
-    }
-    if (request.method !== 'GET' && !segments) return response;
-    return this.finish(response, segments);
-  }
-
-  /**
-   * Resend's shape where the engine's differs: `last_event` is the bare event (`delivered`, not
-   * `email.delivered`), lists say whether there is more, and a segment is a segment.
-   */
-  private async finish(response: Response, segments: boolean): Promise<Response> {
-    if (!response.ok || !response.headers.get('content-type')?.includes('json')) return response;
-    const body = (await response.json()) as Record<string, unknown>;
-    const fix = (item: Record<string, unknown>) => {
-      if (typeof item.last_event === 'string') item.last_event = item.last_event.replace(/^email\./, '');
-      if (segments && item.object === 'audience') item.object = 'segment';
-      return item;
-    };
-    if (body.object === 'list' && Array.isArray(body.data)) {
-      body.data = (body.data as Array<Record<string, unknown>>).map(fix);
-      body.has_more ??= false;
-    } else fix(body);
-    return json(response.status, body);
+    return toResendResponse(request.method, pathname, response, segments);
   }
 
   /** Routes resend-node calls that the engine lacks. */
