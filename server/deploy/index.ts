@@ -12,6 +12,8 @@ import { probeIsolation, type Isolation } from './confinement/isolation.ts';
 import { machineRegistries } from './steps/npm-registries.ts';
 import { EndpointDirectory } from './endpoints.ts';
 import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
+import type { StepObserver } from './steps/pipeline.ts';
+import type { BlockedEgress } from '../sandboxes/egress.ts';
 import { NetworkNamespaces } from './confinement/netns.ts';
 import { PodManager } from './pods/pods.ts';
 import { GitHubSource } from './steps/source.ts';
@@ -46,10 +48,23 @@ export interface DeployEngine {
   deployer: LocalDeployer;
   /** Where the router finds each sandbox's app and twins. */
   directory: EndpointDirectory;
-  /** Points app crashes at the lifecycle (which needs the deployer first, hence not a constructor argument). */
+  /** Keeps the directory current from the lifecycle's change events (the lifecycle needs the deployer first). */
   attach(lifecycle: SandboxLifecycle): void;
   /** Stops every app and twin instance (Twinbox shutdown). */
   close(): Promise<void>;
+}
+
+/**
+ * What the deploy engine tells the rest of Twinbox. Each runs only once sandboxes deploy (after start has
+ * built everything), so a hook may call services built after the engine, which need the engine first.
+ */
+export interface DeployHooks {
+  /** A deploy or resume step started or ended (the timeline). */
+  onStep(sandboxId: string, ...step: Parameters<StepObserver>): void;
+  /** A ready app exited on its own: its sandbox fails with `error` (the lifecycle). */
+  onCrash(sandboxId: string, error: string): Promise<unknown>;
+  /** A sandbox's code tried to reach something it may not (the lifecycle records it). */
+  onBlockedEgress(sandboxId: string, blocked: BlockedEgress[]): Promise<unknown>;
 }
 
 /**
@@ -67,8 +82,10 @@ export async function createDeployEngine(deps: {
   urls: SandboxUrls;
   /** Each sandbox's GitHub token (its installation's or its owner's connection); absent: `token` below. */
   sourceCredentials?: SourceCredentials;
+  /** Told what happens to sandboxes as it happens; a hook's failure is logged, never thrown at the app. */
+  hooks: DeployHooks;
 }): Promise<DeployEngine> {
-  const { config, logger, catalog } = deps;
+  const { config, logger, catalog, hooks } = deps;
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Names this Twinbox's cgroups and network namespaces: several Twinboxes can share a host (tests do).
   const instance = instanceOf(config.dataDir);
@@ -166,9 +183,21 @@ export async function createDeployEngine(deps: {
     npmRegistry: npm.registry,
     logBytes: config.appLogBytes,
     logFileBytes: config.appLogFileBytes,
+    onStep: (id, ...step) => hooks.onStep(id, ...step),
+    onCrash: (id, error) => {
+      hooks
+        .onCrash(id, error)
+        .catch((err: unknown) => logger.error({ err, sandbox_id: id }, 'could not fail a crashed sandbox'));
+    },
+    onBlockedEgress: (id, blocked) => {
+      hooks
+        .onBlockedEgress(id, blocked)
+        .catch((err: unknown) => logger.error({ err, sandbox_id: id }, 'could not record blocked egress'));
+    },
+    // The directory reads the deployer's pods; a resume, which tells it first, starts once both exist.
+    onResuming: (sandbox) => directory.resuming(sandbox),
   });
   const directory = new EndpointDirectory(deployer, config.endedPageMinutes * 60_000);
-  deployer.onResuming = (sandbox) => directory.resuming(sandbox);
   // Ready sandboxes keep their workspace and twin state: recover() resumes them (docs/sandboxes.md).
   const ready = await deps.store.sandboxes.findBy('status', 'ready');
   await deployer.killLeftovers(new Set(ready.map((sandbox) => sandbox.id)));
@@ -178,16 +207,6 @@ export async function createDeployEngine(deps: {
     directory,
     attach(lifecycle) {
       lifecycle.on('change', (sandbox) => directory.observe(sandbox));
-      deployer.onBlockedEgress = (id, blocked) => {
-        lifecycle
-          .recordBlockedEgress(id, blocked)
-          .catch((err: unknown) => logger.error({ err, sandbox_id: id }, 'could not record blocked egress'));
-      };
-      deployer.onCrash = (id, error) => {
-        lifecycle
-          .markFailed(id, error)
-          .catch((err: unknown) => logger.error({ err, sandbox_id: id }, 'could not fail a crashed sandbox'));
-      };
     },
     async close() {
       directory.close();

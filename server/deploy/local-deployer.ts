@@ -13,10 +13,10 @@ import { waitForHttp } from './steps/health.ts';
 import type { ExecSpec, Isolation } from './confinement/isolation.ts';
 import { SandboxLogs, type LogSink } from './confinement/logs.ts';
 import {
-  appEnvironment,
   DEPLOY_STEPS,
   RESUME_STEPS,
   runPipeline,
+  settleAppEnvironment,
   type DeployContext,
   type DeployRunner,
   type StepObserver,
@@ -24,7 +24,7 @@ import {
 } from './steps/pipeline.ts';
 import type { Pod, PodManager } from './pods/pods.ts';
 import { freePort } from './ports.ts';
-import { PidFiles, runStep, spawnGroup, type GroupProcess } from './confinement/processes.ts';
+import { PidFiles, runStep, spawnGroup, type Exit, type GroupProcess } from './confinement/processes.ts';
 import { repositoryRegistries } from './steps/npm-registries.ts';
 import type { SourceFetcher } from './steps/source.ts';
 import { ResumeRecords } from './pods/resume-record.ts';
@@ -61,6 +61,17 @@ export interface LocalDeployerOptions {
   npmRegistry?: string;
   logBytes: number;
   logFileBytes: number;
+  /** Told when a ready app exits on its own (the lifecycle fails its sandbox). */
+  onCrash?: (sandboxId: string, error: string) => void;
+  /** Told when a sandbox's code tried to reach something it may not (docs/security.md). */
+  onBlockedEgress?: (sandboxId: string, blocked: BlockedEgress[]) => void;
+  /** Told as each deploy step starts and ends (the timeline records it). */
+  onStep?: (sandboxId: string, ...step: Parameters<StepObserver>) => void;
+  /**
+   * Told as a resume starts, before any of it runs: the router's directory then answers the sandbox's
+   * URLs with 503 until the lifecycle reports it back (or failed), never "No such sandbox".
+   */
+  onResuming?: (sandbox: SandboxRecord) => void;
 }
 
 /**
@@ -85,17 +96,6 @@ export class LocalDeployer implements Deployer {
   readonly timings = new Map<string, StepTimings>();
   private readonly pids: PidFiles;
   private readonly deps: DependencyCache;
-  /** Called when a ready app exits on its own; the composition root points it at the lifecycle. */
-  onCrash: (sandboxId: string, error: string) => void = () => {};
-  /** Called when a sandbox's code tried to reach something it may not (docs/security.md). */
-  onBlockedEgress: (sandboxId: string, blocked: BlockedEgress[]) => void = () => {};
-  /** Called as each deploy step starts and ends (the composition root points it at the timeline). */
-  onStep: (sandboxId: string, ...step: Parameters<StepObserver>) => void = () => {};
-  /**
-   * Called as a resume starts, before any of it runs: the router's directory then answers the sandbox's
-   * URLs with 503 until the lifecycle reports it back (or failed), never "No such sandbox".
-   */
-  onResuming: (sandbox: SandboxRecord) => void = () => {};
 
   constructor(private readonly opts: LocalDeployerOptions) {
     this.logs = new SandboxLogs(join(opts.dataDir, 'logs'), opts.logBytes, opts.logFileBytes);
@@ -164,19 +164,8 @@ export class LocalDeployer implements Deployer {
   }
 
   async deploy(sandbox: SandboxRecord, signal: AbortSignal): Promise<DeployResult> {
-    const log = await this.logs.open(sandbox.id);
-    const timings: StepTimings = {};
-    this.timings.set(sandbox.id, timings);
-    const ctx: DeployContext = {
-      sandbox,
-      signal,
-      log,
-      workspace: this.workspaceOf(sandbox.id),
-      logsHint: `(see GET /sandboxes/${sandbox.id}/logs)`,
-      seeds: {},
-      readOnly: [],
-      onStep: (...step) => this.onStep(sandbox.id, ...step),
-    };
+    const { ctx, timings } = await this.contextFor(sandbox, signal);
+    const { log } = ctx;
     try {
       log.note(`deploying ${sandbox.repo} ${sandbox.pr_url ?? `branch ${sandbox.branch}`}`);
       log.note(
@@ -213,14 +202,7 @@ export class LocalDeployer implements Deployer {
         isolation: this.isolationLevel,
       };
     } catch (error) {
-      const failure = signal.aborted
-        ? new DeployFailure('deploy cancelled')
-        : error instanceof DeployFailure
-          ? error
-          : twinboxFault(error);
-      log.note(`failed: ${failure.message}`);
-      await this.release(sandbox.id, { closeLog: false });
-      throw failure;
+      throw await this.failed(ctx, error, 'deploy');
     }
   }
 
@@ -231,7 +213,7 @@ export class LocalDeployer implements Deployer {
    * do not change. Rejects with the reason (workspace gone, app does not come up...), releasing all.
    */
   resume(sandbox: SandboxRecord): Promise<void> {
-    this.onResuming(sandbox);
+    this.opts.onResuming?.(sandbox);
     const controller = new AbortController();
     const done = this.resumeNow(sandbox, controller);
     this.resuming.set(sandbox.id, { controller, done: done.catch(() => {}) });
@@ -239,19 +221,8 @@ export class LocalDeployer implements Deployer {
   }
 
   private async resumeNow(sandbox: SandboxRecord, controller: AbortController): Promise<void> {
-    const log = await this.logs.open(sandbox.id);
-    const timings: StepTimings = {};
-    this.timings.set(sandbox.id, timings);
-    const ctx: DeployContext = {
-      sandbox,
-      signal: controller.signal,
-      log,
-      workspace: this.workspaceOf(sandbox.id),
-      logsHint: `(see GET /sandboxes/${sandbox.id}/logs)`,
-      seeds: {},
-      readOnly: [],
-      onStep: (...step) => this.onStep(sandbox.id, ...step),
-    };
+    const { ctx, timings } = await this.contextFor(sandbox, controller.signal);
+    const { log } = ctx;
     const began = Date.now();
     try {
       log.note('Twinbox restarted: resuming this sandbox from its kept workspace and twin state');
@@ -280,10 +251,10 @@ export class LocalDeployer implements Deployer {
       }
       ctx.twins = twins;
       ctx.profile = record.profile;
+      // The variables its deploy gave the app, as they were: the twins came back at the same URLs.
       ctx.envVars = sandbox.env_vars;
       ctx.readOnly = [...record.read_only];
-      ctx.port = await this.appPort(ctx);
-      ctx.appEnv = appEnvironment(ctx.workspace, ctx.envVars, ctx.profile, ctx.port);
+      await settleAppEnvironment(ctx, this);
       log.note(`twins restored from their saved state: ${Object.keys(twins).join(', ') || 'none'}`);
       await runPipeline(ctx, this, timings, RESUME_STEPS);
       this.deployed.add(sandbox.id);
@@ -291,18 +262,48 @@ export class LocalDeployer implements Deployer {
       log.note(`resumed after a Twinbox restart in ${Date.now() - began} ms: same URLs, same variables`);
       this.opts.logger.info({ sandbox_id: sandbox.id, timings }, 'sandbox resumed after a restart');
     } catch (error) {
-      const cancelled = controller.signal.aborted;
-      const failure = cancelled
-        ? new DeployFailure('resume cancelled')
-        : error instanceof DeployFailure
-          ? error
-          : twinboxFault(error);
-      log.note(`resume failed: ${failure.message}`);
-      // Cut off (a shutdown): what it has stays for the next start; any other failure releases it all. A
-      // teardown that cut it off releases it all itself.
-      await this.release(sandbox.id, { closeLog: cancelled, suspend: cancelled });
-      throw failure;
+      throw await this.failed(ctx, error, 'resume');
     }
+  }
+
+  /** A deploy's or a resume's context before its first step, its log open and its timings kept. */
+  private async contextFor(
+    sandbox: SandboxRecord,
+    signal: AbortSignal,
+  ): Promise<{ ctx: DeployContext; timings: StepTimings }> {
+    const log = await this.logs.open(sandbox.id);
+    const timings: StepTimings = {};
+    this.timings.set(sandbox.id, timings);
+    const ctx: DeployContext = {
+      sandbox,
+      signal,
+      log,
+      workspace: this.workspaceOf(sandbox.id),
+      logsHint: `(see GET /sandboxes/${sandbox.id}/logs)`,
+      seeds: {},
+      readOnly: [],
+      onStep: (...step) => this.opts.onStep?.(sandbox.id, ...step),
+    };
+    return { ctx, timings };
+  }
+
+  /**
+   * The one error path of a deploy and a resume: the failure as the sandbox's `error` (cut off, the
+   * sandbox's own fault, or Twinbox's), told in its log, and what it started released. A resume cut off
+   * (a shutdown) keeps what it has for the next start; any other failure releases it all, and a teardown
+   * that cut it off releases it all itself.
+   */
+  private async failed(ctx: DeployContext, error: unknown, what: 'deploy' | 'resume'): Promise<Error> {
+    const cancelled = ctx.signal.aborted;
+    const failure = cancelled
+      ? new DeployFailure(`${what} cancelled`)
+      : error instanceof DeployFailure
+        ? error
+        : twinboxFault(error);
+    ctx.log.note(`${what === 'resume' ? 'resume failed' : 'failed'}: ${failure.message}`);
+    const keep = what === 'resume' && cancelled;
+    await this.release(ctx.sandbox.id, { closeLog: keep, suspend: keep });
+    return failure;
   }
 
   /**
@@ -337,7 +338,7 @@ export class LocalDeployer implements Deployer {
         `blocked outbound call to ${attempt.host}:${attempt.port}` +
           (vendor ? ` (this code tried to call the real ${vendor}; use the twin's variables instead)` : ''),
       );
-      this.onBlockedEgress(sandboxId, [...pod.blocked.values()]);
+      this.opts.onBlockedEgress?.(sandboxId, [...pod.blocked.values()]);
     };
     return pod;
   }
@@ -467,19 +468,10 @@ export class LocalDeployer implements Deployer {
 
   waitHealthy(ctx: DeployContext): Promise<void> {
     const pod = this.pods.get(ctx.sandbox.id)!;
-    const exited = ctx.app!.exited.then(
-      (exit) => `the app exited with ${exit.code !== null ? `code ${exit.code}` : `signal ${exit.signal}`}`,
-    );
     return waitForHttp(
       { socketPath: pod.appSocket(), path: ctx.profile!.healthPath },
-      { timeoutMs: this.opts.healthTimeoutMs, exited, signal: ctx.signal },
-    ).catch((error: Error) => {
-      if (error.message.startsWith('timed out'))
-        throw new Error(
-          `timed out within ${Math.round(this.opts.healthTimeoutMs / 1000)} s, ${error.message.slice('timed out '.length)}`,
-        );
-      throw error;
-    });
+      { timeoutMs: this.opts.healthTimeoutMs, exited: ctx.app!.exited.then(appExit), signal: ctx.signal },
+    );
   }
 
   appOriginForTwins(ctx: DeployContext): string {
@@ -503,9 +495,9 @@ export class LocalDeployer implements Deployer {
   private watch(sandboxId: string, app: GroupProcess, logsHint: string): void {
     void app.exited.then((exit) => {
       if (this.releasing.has(sandboxId) || this.apps.get(sandboxId) !== app) return;
-      const reason = `the app exited with ${exit.code !== null ? `code ${exit.code}` : `signal ${exit.signal}`}`;
+      const reason = appExit(exit);
       this.logs.get(sandboxId)?.note(reason);
-      this.onCrash(sandboxId, `App crashed: ${reason} ${logsHint}`);
+      this.opts.onCrash?.(sandboxId, `App crashed: ${reason} ${logsHint}`);
     });
   }
 
@@ -610,6 +602,11 @@ export class LocalDeployer implements Deployer {
         : 'kept nothing for resume (no ready sandbox)',
     );
   }
+}
+
+/** How an app's process group ended, as its sandbox's log and error say it. */
+function appExit(exit: Exit): string {
+  return `the app exited with ${exit.code !== null ? `code ${exit.code}` : `signal ${exit.signal}`}`;
 }
 
 /** Copies a workspace's files, symlinks as they are (never followed); sockets and FIFOs are skipped. */

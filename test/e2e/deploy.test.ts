@@ -319,9 +319,10 @@ t.test('expiry removes process and workspace; a restart kills what a dead Twinbo
   // removes the instance's cgroups, killing what is in them, as a dead process would not.
   const before = (await call(tb, { url: `/sandboxes/${orphaned}`, token: user.key })).body;
   const orphanPid = tb.engine!.deployer.appPid(orphaned)!;
-  const pods = (tb.engine!.deployer as unknown as { opts: { pods: PodManager } }).opts.pods;
+  const opts = (tb.engine!.deployer as unknown as { opts: { pods: PodManager; onCrash?: unknown } }).opts;
+  const pods = opts.pods;
   tb.engine!.close = () => pods.close();
-  tb.engine!.deployer.onCrash = () => {};
+  opts.onCrash = undefined;
   await tb.stop();
   t.ok(groupAlive(orphanPid), 'the app outlived its Twinbox');
   const again = await deployingTwinbox(t, gh, env, dataDir);

@@ -17,8 +17,23 @@ function statusOf(target: HttpTarget, timeoutMs: number): Promise<number> {
 }
 
 /**
- * Waits until `target` answers HTTP with a status below 500, polling. Rejects when `exited` settles first
- * (the app died), when `timeoutMs` passes, or when `signal` aborts. The reason is in the Error's message.
+ * Why an app never became healthy, typed so that callers word it by `kind`, never by its text:
+ * `exited` (the app died first: `reason` says how), `timed-out` (`reason` says within how long and the last
+ * problem seen) or `cancelled` (the deploy's signal aborted).
+ */
+export class HealthCheckError extends Error {
+  constructor(
+    readonly kind: 'exited' | 'timed-out' | 'cancelled',
+    readonly reason: string,
+  ) {
+    super(kind === 'timed-out' ? `timed out ${reason}` : reason);
+    this.name = 'HealthCheckError';
+  }
+}
+
+/**
+ * Waits until `target` answers HTTP with a status below 500, polling. Rejects with a HealthCheckError when
+ * `exited` settles first (the app died: its reason), when `timeoutMs` passes, or when `signal` aborts.
  */
 export async function waitForHttp(
   target: HttpTarget,
@@ -29,10 +44,14 @@ export async function waitForHttp(
   void opts.exited.then((reason) => (died = reason));
   let lastProblem = 'no answer yet';
   while (true) {
-    if (died !== undefined) throw new Error(died);
-    if (opts.signal?.aborted) throw new Error('deploy cancelled');
+    if (died !== undefined) throw new HealthCheckError('exited', died);
+    if (opts.signal?.aborted) throw new HealthCheckError('cancelled', 'deploy cancelled');
     const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new Error(`timed out (${lastProblem})`);
+    if (remaining <= 0)
+      throw new HealthCheckError(
+        'timed-out',
+        `within ${Math.round(opts.timeoutMs / 1000)} s, (${lastProblem})`,
+      );
     try {
       const status = await statusOf(target, Math.min(2000, remaining));
       if (status < 500 && status > 0) return;

@@ -4,6 +4,7 @@ import { DeployFailure } from '../../sandboxes/deployer.ts';
 import type { SandboxRecord, TwinEntry } from '../../store/records.ts';
 import type { LogSink } from '../confinement/logs.ts';
 import type { GroupProcess } from '../confinement/processes.ts';
+import { HealthCheckError } from './health.ts';
 import { ProfileError, readProfile, STATIC_SERVER_PATH, type RuntimeProfile } from './profile.ts';
 import type { SourceFetcher } from './source.ts';
 import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from './twin-plan.ts';
@@ -130,13 +131,7 @@ export const DEPLOY_STEPS: DeployStep[] = [
             runner.supportedTwin(name),
           ),
         ));
-      // A pull request's own .github/twinbox.yml is the head's, i.e. the author's (a fork's, maybe): its
-      // `env` never reaches the app. The GitHub App reads the base branch's config and passes its `env`
-      // for same-repository pull requests only (docs/github-app.md).
-      ctx.envVars = mergeEnv(ctx.sandbox.pr_url ? {} : profile.env, ctx.twins, ctx.sandbox.env);
-      // Install and build see the app's environment too (build tools read API URLs, PORT...).
-      ctx.port = await runner.appPort(ctx);
-      ctx.appEnv = appEnvironment(ctx.workspace, ctx.envVars, profile, ctx.port);
+      await settleAppEnvironment(ctx, runner);
     },
   },
   {
@@ -165,14 +160,16 @@ export const DEPLOY_STEPS: DeployStep[] = [
       const port = ctx.port!;
       ctx.log.note(`start: ${profile.start} (${profile.portVariable}=${port})`);
       ctx.app = await runner.startApp(ctx, port);
-      await runner.waitHealthy(ctx, port).catch((error: Error) => {
-        const reason = error.message;
-        if (reason.startsWith('the app exited'))
-          throw new DeployFailure(`App crashed on start: ${reason} before answering HTTP ${ctx.logsHint}`);
-        if (reason.startsWith('timed out'))
+      await runner.waitHealthy(ctx, port).catch((error: unknown) => {
+        if (!(error instanceof HealthCheckError)) throw error;
+        if (error.kind === 'exited')
+          throw new DeployFailure(
+            `App crashed on start: ${error.reason} before answering HTTP ${ctx.logsHint}`,
+          );
+        if (error.kind === 'timed-out')
           throw new DeployFailure(
             `Health check failed: the app did not answer GET ${profile.healthPath} on ${profile.portVariable}=${port} ` +
-              `${reason.slice('timed out '.length)} ${ctx.logsHint}`,
+              `${error.reason} ${ctx.logsHint}`,
           );
         throw error;
       });
@@ -205,6 +202,22 @@ export const DEPLOY_STEPS: DeployStep[] = [
     },
   },
 ];
+
+/**
+ * The second half of the `twins` step, once `ctx.twins` is known: the app's variables (unless the context
+ * has them already: a resumed sandbox keeps those of its deploy), its port and its whole environment. A
+ * resume, whose twins come back from their saved state instead of being started, runs it too.
+ */
+export async function settleAppEnvironment(ctx: DeployContext, runner: DeployRunner): Promise<void> {
+  const profile = ctx.profile!;
+  // A pull request's own .github/twinbox.yml is the head's, i.e. the author's (a fork's, maybe): its
+  // `env` never reaches the app. The GitHub App reads the base branch's config and passes its `env`
+  // for same-repository pull requests only (docs/github-app.md).
+  ctx.envVars ??= mergeEnv(ctx.sandbox.pr_url ? {} : profile.env, ctx.twins!, ctx.sandbox.env);
+  // Install and build see the app's environment too (build tools read API URLs, PORT...).
+  ctx.port = await runner.appPort(ctx);
+  ctx.appEnv = appEnvironment(ctx.workspace, ctx.envVars, profile, ctx.port);
+}
 
 /**
  * The steps that bring a deployed sandbox back after a Twinbox restart, over its kept workspace: start
