@@ -32,9 +32,37 @@ import { githubAppRoutes } from '../app/routes.ts';
 import { timelineRoutes, type TimelineService } from './timeline/index.ts';
 import type { TwinAdminReach } from './twins/kit/admin-client.ts';
 
-export interface ServerDeps {
+export interface ListenerOptions {
   port: number;
   host: string;
+  logger: Logger;
+  /** Check every response against its declared schema (tests); off in production for speed. */
+  validateResponses: boolean;
+}
+
+/**
+ * The hapi server Twinbox listens with, bare: made before the parts behind it, which read its port once it
+ * listens (public URLs; PORT=0 in tests). mountApi() registers the API on it.
+ */
+export function createListener(options: ListenerOptions): Hapi.Server {
+  const server = Hapi.server({
+    port: options.port,
+    host: options.host,
+    routes: {
+      // No byte ranges: no route serves a file, and hapi refuses a bad Range header after onPreResponse,
+      // so its 416 had no `detail`. A Range header is now ignored (RFC 9110 allows it): the whole body.
+      response: { sample: options.validateResponses ? 100 : 0, failAction: 'error', ranges: false },
+      // Our own failAction everywhere, so every 400 says what was wrong in `detail`.
+      validate: { failAction: validationFailAction },
+      payload: { maxBytes: 256 * 1024 },
+    },
+    router: { stripTrailingSlash: true },
+  });
+  guardClientErrors(server.listener, options.logger);
+  return server;
+}
+
+export interface ApiDeps {
   version: string;
   logger: Logger;
   store: Store;
@@ -58,27 +86,10 @@ export interface ServerDeps {
   sessionTtlMinutes?: number;
   /** The GitHub App; present: `POST /github/webhooks` is mounted. */
   githubApp?: GitHubApp;
-  /** Check every response against its declared schema (tests); off in production for speed. */
-  validateResponses: boolean;
 }
 
-/** Builds the hapi server with every plugin registered, not yet listening (tests use .inject). */
-export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
-  const server = Hapi.server({
-    port: deps.port,
-    host: deps.host,
-    routes: {
-      // No byte ranges: no route serves a file, and hapi refuses a bad Range header after onPreResponse,
-      // so its 416 had no `detail`. A Range header is now ignored (RFC 9110 allows it): the whole body.
-      response: { sample: deps.validateResponses ? 100 : 0, failAction: 'error', ranges: false },
-      // Our own failAction everywhere, so every 400 says what was wrong in `detail`.
-      validate: { failAction: validationFailAction },
-      payload: { maxBytes: 256 * 1024 },
-    },
-    router: { stripTrailingSlash: true },
-  });
-  guardClientErrors(server.listener, deps.logger);
-
+/** Registers every plugin of the API on the listener, not yet listening (tests use .inject). */
+export async function mountApi(server: Hapi.Server, deps: ApiDeps): Promise<void> {
   await server.register({
     plugin: hapiPino,
     options: {
@@ -171,5 +182,4 @@ export async function createServer(deps: ServerDeps): Promise<Hapi.Server> {
       options: { accounts: deps.accounts, apiKeys: deps.apiKeys },
     });
   }
-  return server;
 }

@@ -21,7 +21,7 @@ import { TtlReaper } from './sandboxes/reaper.ts';
 import type { Deployer } from './sandboxes/deployer.ts';
 import { createDeployEngine, type DeployEngine } from './deploy/index.ts';
 import { sandboxSourceCredentials } from './deploy/steps/source-credentials.ts';
-import { createServer } from './server.ts';
+import { createListener, mountApi } from './server.ts';
 import { createGitHubApp, type GitHubApp } from '../app/index.ts';
 import { chooseLogFormat, createLogger } from './logger.ts';
 import { githubWebHosts } from './sandboxes/pull-request-url.ts';
@@ -32,6 +32,13 @@ import { Cluster, localTwinReach, NO_LOCAL_SANDBOXES, processRole } from './runn
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
+
+/** A promise and the function that keeps it: a seam that breaks a cycle of createTwinbox's wiring. */
+function promiseOf<T>(): { promise: Promise<T>; keep: (value: T) => void } {
+  let keep: (value: T) => void = () => {};
+  const promise = new Promise<T>((resolve) => (keep = resolve));
+  return { promise, keep };
+}
 
 /** How often lapsed sign-in records (OAuth flows, rate-limit counters, revocations) are swept. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
@@ -122,25 +129,32 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       clock: options.clock,
     });
     const catalog = options.catalog ?? builtInCatalog;
-    // Apps and twins are reached through Twinbox's own port, by host name (docs/routing.md). The port is
-    // known only once the server listens (PORT=0 in tests), so the URLs are made when a deploy asks.
+    // The listener before what is behind it: its port, known only once it listens (PORT=0 in tests), makes
+    // the public URLs, so they are made when asked for.
+    const server = createListener({
+      port: config.port,
+      host: config.bindHost,
+      logger,
+      validateResponses: options.validateResponses ?? config.env === 'test',
+    });
+    const publicUrl = () => identity.urls(Number(server.info.port)).publicUrl;
+    // Apps and twins are reached through Twinbox's own port, by host name (docs/routing.md).
     const sandboxUrls = () => {
-      const hosts = () =>
-        sandboxHosts(config.sandboxDomain, new URL(identity.urls(Number(server.info.port)).publicUrl));
+      const hosts = () => sandboxHosts(config.sandboxDomain, new URL(publicUrl()));
       return {
         appUrl: (id: string) => hosts().appUrl(id),
         twinUrl: (id: string, twin: string) => hosts().twinUrl(id, twin),
       };
     };
     // Each deploy fetches with its sandbox's own GitHub token, asked for when its source step runs: the
-    // installation's when the GitHub App started it (the App is made below), else the owner's connection.
-    const app: { current?: GitHubApp } = {};
+    // installation's when the GitHub App started it, else the owner's connection. A cycle: the App mints
+    // those tokens, yet is built on the sandboxes it deploys (App -> sandboxes -> lifecycle -> deployer ->
+    // these credentials). Its seam is this promise of the App, made here and kept where the App is built;
+    // no deploy runs before then (startDeploying comes last).
+    const builtGitHubApp = promiseOf<GitHubApp>();
     const sourceCredentials = sandboxSourceCredentials({
       installationToken: config.githubApp
-        ? (id) => {
-            if (!app.current) throw new Error('the GitHub App is not started yet');
-            return app.current.installationToken(id);
-          }
+        ? async (id) => (await builtGitHubApp.promise).installationToken(id)
         : undefined,
       connectionToken: (accountId) => identity.github.connections.tokenFor(accountId),
       // In production each owner's own credentials are used, never a server-wide token.
@@ -160,23 +174,17 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
             store,
             urls: sandboxUrls(),
             sourceCredentials,
-            // Called only once sandboxes deploy, after the lifecycle and the timeline below exist.
-            hooks: {
-              onStep: (...step) => timeline.onStep(...step),
-              onCrash: (id, error): Promise<void> => lifecycle.markFailed(id, error),
-              onBlockedEgress: (id, blocked): Promise<unknown> => lifecycle.recordBlockedEgress(id, blocked),
-            },
           });
-    const lifecycle = new SandboxLifecycle(
+    const lifecycle = new SandboxLifecycle({
       store,
       logger,
-      options.deployer ?? engine?.deployer,
-      config.deployConcurrency,
+      deployer: options.deployer ?? engine?.deployer,
+      concurrency: config.deployConcurrency,
       jobs,
-    );
+      runnerId: role.runnerId,
+      queuesForRunners: !role.runsSandboxes,
+    });
     engine?.attach(lifecycle);
-    lifecycle.runnerId = role.runnerId;
-    lifecycle.queuesForRunners = !role.runsSandboxes;
     const twinSocket =
       engine && ((id: string, twin: string) => engine.directory.socketFor(id, { kind: 'twin', name: twin }));
     const cluster = role.shared
@@ -211,6 +219,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       sandboxes,
       twinReach,
     });
+    if (engine) engine.deployer.onStep = timeline.onStep;
     const reaper = new TtlReaper(store, lifecycle, logger, config.reaperIntervalMs);
     const githubApp = config.githubApp
       ? await createGitHubApp({
@@ -220,15 +229,13 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
           sandboxes,
           lifecycle,
           logger,
-          publicUrl: () => identity.urls(Number(server.info.port)).publicUrl,
+          publicUrl,
           freeTtlCapMinutes: config.freeTtlCapMinutes,
           jobs,
         })
       : undefined;
-    app.current = githubApp;
-    const server = await createServer({
-      port: config.port,
-      host: config.bindHost,
+    if (githubApp) builtGitHubApp.keep(githubApp);
+    await mountApi(server, {
       version,
       logger,
       store,
@@ -246,7 +253,6 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       githubApp,
       secureCookies: config.publicUrl?.startsWith('https:') ?? false,
       sessionTtlMinutes: config.sessionTtlMinutes,
-      validateResponses: options.validateResponses ?? config.env === 'test',
     });
     // Apps and twins are served on Twinbox's own port, by Host, in front of the API (docs/routing.md).
     await cluster?.attach(server);

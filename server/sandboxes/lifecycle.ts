@@ -17,6 +17,23 @@ export interface DeployJob {
   sandbox_id: string;
 }
 
+export interface SandboxLifecycleOptions {
+  store: Store;
+  logger: Logger;
+  /** Runs deploys in this process; absent (an API process, tests), deploys are only queued or not at all. */
+  deployer: Deployer | undefined;
+  /** Deploys run at once in this process. */
+  concurrency: number;
+  jobs: JobQueue;
+  /**
+   * On a runner sharing PostgreSQL with others (server/runners/, docs/scaling.md): the deploys it takes
+   * are marked with it (`runner_id`), and recover() touches only its own sandboxes.
+   */
+  runnerId?: string | undefined;
+  /** An API process (TWINBOX_ROLE=api) queues deploys for runners although it has no deployer itself. */
+  queuesForRunners?: boolean;
+}
+
 /**
  * Moves sandboxes through their states (states.ts) and runs deploys as jobs of the durable job queue
  * (server/jobs/), at most `concurrency` at once in this process. The queue decides who runs which
@@ -34,22 +51,23 @@ export class SandboxLifecycle extends EventEmitter<{
   private resumes: Promise<void> = Promise.resolve();
   /** Set by stop(): a resume cut off by the shutdown is not a failure of its sandbox. */
   private stopping = false;
-  /**
-   * On a runner sharing PostgreSQL with others (server/runners/, docs/scaling.md): the deploys it takes
-   * are marked with it (`runner_id`), and recover() touches only its own sandboxes.
-   */
-  runnerId: string | undefined;
-  /** An API process (TWINBOX_ROLE=api) queues deploys for runners although it has no deployer itself. */
-  queuesForRunners = false;
+  private readonly store: Store;
+  private readonly logger: Logger;
+  private readonly deployer: Deployer | undefined;
+  private readonly concurrency: number;
+  private readonly jobs: JobQueue;
+  private readonly runnerId: string | undefined;
+  private readonly queuesForRunners: boolean;
 
-  constructor(
-    private readonly store: Store,
-    private readonly logger: Logger,
-    private readonly deployer: Deployer | undefined,
-    private readonly concurrency: number,
-    private readonly jobs: JobQueue,
-  ) {
+  constructor(options: SandboxLifecycleOptions) {
     super();
+    this.store = options.store;
+    this.logger = options.logger;
+    this.deployer = options.deployer;
+    this.concurrency = options.concurrency;
+    this.jobs = options.jobs;
+    this.runnerId = options.runnerId;
+    this.queuesForRunners = options.queuesForRunners ?? false;
   }
 
   /**
