@@ -174,6 +174,12 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
             store,
             urls: sandboxUrls(),
             sourceCredentials,
+            // Called only once sandboxes deploy, after the lifecycle and the timeline below exist.
+            hooks: {
+              onStep: (...step) => timeline.onStep(...step),
+              onCrash: (id, error): Promise<void> => lifecycle.markFailed(id, error),
+              onBlockedEgress: (id, blocked): Promise<unknown> => lifecycle.recordBlockedEgress(id, blocked),
+            },
           });
     const lifecycle = new SandboxLifecycle({
       store,
@@ -219,7 +225,6 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       sandboxes,
       twinReach,
     });
-    if (engine) engine.deployer.onStep = timeline.onStep;
     const reaper = new TtlReaper(store, lifecycle, logger, config.reaperIntervalMs);
     const githubApp = config.githubApp
       ? await createGitHubApp({
