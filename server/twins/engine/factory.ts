@@ -49,3 +49,22 @@ export function engineTwinFactory<Seed, Twin extends EngineTwin>(
     },
   };
 }
+
+/**
+ * `readSaved` for a twin that once saved its credentials in fields of their own beside the engine's state
+ * (`{ token, webhook_secret, target, tokens, engine, ... }`): `fields` names the field of each credential,
+ * and the snapshot's other fields become `extra`. A snapshot in today's format is returned as it is.
+ */
+export function credentialFieldsSaved(fields: Record<string, string>): (saved: unknown) => EngineTwinSaved {
+  return (saved) => {
+    if (!saved || typeof saved !== 'object' || 'credentials' in saved) return saved as EngineTwinSaved;
+    const { target, tokens, engine, ...extra } = saved as Omit<EngineTwinSaved, 'credentials' | 'extra'> &
+      Record<string, unknown>;
+    const credentials: Record<string, string> = {};
+    for (const [name, field] of Object.entries(fields)) {
+      credentials[name] = String(extra[field]);
+      delete extra[field];
+    }
+    return { credentials, target, tokens, engine, extra };
+  };
+}

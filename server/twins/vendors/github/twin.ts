@@ -4,22 +4,17 @@ import {
   changesStateByMethod,
   TwinInputError,
   type Authorization,
+  type Granted,
   type RequestHead,
-  type TwinDriver,
-  type TwinFactory,
 } from '../../contract.ts';
-import {
-  startEngine,
-  type Engine,
-  type EngineStoreSnapshot,
-  type EngineTokenUser,
-} from '../../engine/emulate.ts';
+import type { Engine } from '../../engine/emulate.ts';
+import { EngineTwin, type EngineTwinSaved } from '../../engine/engine-twin.ts';
+import { credentialFieldsSaved, engineTwinFactory } from '../../engine/factory.ts';
 import { json } from '../../runtime/http.ts';
-import { screenRequest } from '../../runtime/safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
-import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../../runtime/webhooks.ts';
+import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { handlePullFiles, refreshPullStats, registerExtensions, synchronizePulls } from './extensions.ts';
-import { GitHubFidelity } from './fidelity.ts';
+import { GitHubShape } from './shape.ts';
 import { expireUserTokens, handleOAuth, tokenExpired } from './oauth.ts';
 import { applyIssuesAndPulls } from './issues-seed.ts';
 import { pushFiles, type EngineCall } from './repo-files.ts';
@@ -67,16 +62,15 @@ function appJwtVerdict(engine: Engine, jwt: string): true | 'expired' | 'invalid
   }
 }
 
-interface GitHubSaved {
-  token: string;
-  webhook_secret: string;
+/** What the GitHub twin keeps beside the engine's state (EngineTwinSaved's `extra`). */
+interface GitHubExtra {
   auto_approve?: string;
   /** Client ids of OAuth apps whose user tokens expire (seed `expiring_tokens`). */
   expiring_clients?: string[];
-  target?: WebhookTarget;
-  tokens: Array<[string, EngineTokenUser]>;
-  engine: EngineStoreSnapshot;
 }
+
+/** The login GITHUB_TOKEN acts as. */
+const tokenLoginOf = (seed: GitHubSeed) => seed.token_login ?? seed.users?.[0]?.login ?? 'admin';
 
 export const githubSigner: WebhookSigner = ({ event, body, secret, guid }) => ({
   'user-agent': 'GitHub-Hookshot/twinbox',
@@ -106,10 +100,10 @@ const pushSchema = Joi.object({
     .required(),
 });
 
-class GitHubTwin implements TwinDriver {
-  readonly webhooks = new WebhookOutbox(githubSigner);
+class GitHubTwin extends EngineTwin {
   private readonly internalToken = randomToken('twinbox_internal_');
-  private readonly fidelity: GitHubFidelity;
+  private readonly shape: GitHubShape;
+  private readonly tokenLogin: string;
   private autoApprove: string | undefined;
   /** OAuth clients issuing expiring user tokens with refresh tokens (GitHub Apps' default). */
   private readonly expiringClients = new Set<string>();
@@ -117,24 +111,30 @@ class GitHubTwin implements TwinDriver {
   private seeding = 0;
 
   constructor(
-    private readonly engine: Engine,
-    private readonly baseUrl: string,
+    engine: Engine,
+    baseUrl: string,
+    credentials: Record<string, string>,
     private readonly seed: GitHubSeed,
-    private readonly token: string,
-    private readonly tokenLogin: string,
-    private readonly webhookSecret: string,
   ) {
+    // Engine events (issue comments, pull requests, ...) and ours (deployments) all go to our target too.
+    super(engine, baseUrl, credentials, githubSigner);
+    this.tokenLogin = tokenLoginOf(seed);
     this.autoApprove = seed.oauth?.auto_approve;
     this.noteExpiringClients(seed);
-    // Engine events (issue comments, pull requests, ...) and ours (deployments) all go to our target too.
-    const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
-    engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
-      if (this.seeding > 0) return;
-      void this.webhooks.deliver(event, this.withInstallation(payload, owner));
-      return dispatch(event, action, payload, owner, repo);
-    };
     registerExtensions(engine, baseUrl, this.call);
-    this.fidelity = new GitHubFidelity(engine, baseUrl);
+    this.shape = new GitHubShape(engine, baseUrl);
+  }
+
+  private get token(): string {
+    return this.credentials.GITHUB_TOKEN!;
+  }
+
+  private get webhookSecret(): string {
+    return this.credentials.GITHUB_WEBHOOK_SECRET!;
+  }
+
+  protected override sendsEvents(): boolean {
+    return this.seeding === 0;
   }
 
   /** Calls the engine API in-process as `login` (falls back to the token's user for orgs). */
@@ -170,7 +170,8 @@ class GitHubTwin implements TwinDriver {
     return { status: response.status, data };
   };
 
-  private withInstallation(payload: unknown, owner: string): unknown {
+  /** An event of an account that installed a GitHub App names the installation, as GitHub's do. */
+  protected override eventBody(_event: string, payload: unknown, owner: string): unknown {
     if (!payload || typeof payload !== 'object' || 'installation' in payload) return payload;
     const inst = this.engine.store
       .collection('github.app_installations')
@@ -223,14 +224,9 @@ class GitHubTwin implements TwinDriver {
       : githubError(401, 'Bad credentials');
   }
 
-  /** Called by the instance after `authorize` and the input screen; both run again here, at the engine's door. */
-  async handle(request: Request): Promise<Response> {
+  /** Called by the instance once `authorize` let the request in (`verdict`) and its input screen passed. */
+  override async handle(request: Request, verdict: Granted): Promise<Response> {
     const url = new URL(request.url);
-    const verdict = this.authorize({ method: request.method, url, headers: request.headers });
-    if (verdict instanceof Response) return verdict;
-    // A read has no body: cloning the request to find that out cost a stream tee per call.
-    const body = request.body === null ? Buffer.alloc(0) : Buffer.from(await request.clone().arrayBuffer());
-    await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '');
     // The engine must only ever see a verified credential, as `token ...` or `Bearer ...`: it would take
     // any other token as its first user, and reads neither Basic (`user:token`) nor an unverified header.
     const presented = presentedToken(request.headers.get('authorization'));
@@ -245,7 +241,7 @@ class GitHubTwin implements TwinDriver {
     const jwt = verdict === true && presented?.scheme !== 'basic' && presented?.token.startsWith('eyJ');
     const apiToken = verdict === true && presented && !jwt ? presented.token : undefined;
     if (!jwt && hiddenFrom(this.engine, url, apiToken)) return githubError(404, 'Not Found');
-    forwarded = await this.fidelity.prepare(forwarded);
+    forwarded = await this.shape.prepare(forwarded);
     const response =
       (await handleOAuth(this.engine, forwarded, {
         autoApprove: () => this.autoApprove,
@@ -253,7 +249,7 @@ class GitHubTwin implements TwinDriver {
       })) ??
       (await handlePullFiles(this.engine, forwarded)) ??
       (await this.engine.app.fetch(forwarded));
-    return this.fidelity.finish(forwarded, response);
+    return this.shape.finish(forwarded, response);
   }
 
   /** GitHub's `{message, documentation_url}`: 400 for JSON it cannot parse, 422 for keys it does not permit. */
@@ -278,42 +274,41 @@ class GitHubTwin implements TwinDriver {
     };
   }
 
-  secrets(): string[] {
-    return [this.token, this.webhookSecret, ...(this.webhooks.target ? [this.webhooks.target.secret] : [])];
+  override secrets(): string[] {
+    return [...super.secrets(), ...(this.webhooks.target ? [this.webhooks.target.secret] : [])];
   }
 
-  snapshot(): GitHubSaved {
-    return {
-      token: this.token,
-      webhook_secret: this.webhookSecret,
-      auto_approve: this.autoApprove,
-      expiring_clients: [...this.expiringClients],
-      target: this.webhooks.target,
-      tokens: [...this.engine.tokenMap].filter(([t]) => !t.startsWith(this.internalToken)),
-      engine: this.engine.store.snapshot(),
-    };
+  /** The tokens of in-process calls are made anew by each process: they are never saved. */
+  override snapshot(): EngineTwinSaved {
+    const saved = super.snapshot();
+    return { ...saved, tokens: saved.tokens.filter(([t]) => !t.startsWith(this.internalToken)) };
   }
 
-  restore(saved: GitHubSaved): void {
-    this.engine.store.restore(saved.engine);
-    this.engine.tokenMap.clear();
-    for (const [token, user] of saved.tokens) this.engine.tokenMap.set(token, user);
+  protected override saveExtra(): GitHubExtra {
+    return { auto_approve: this.autoApprove, expiring_clients: [...this.expiringClients] };
+  }
+
+  protected override restoreExtra(extra: unknown): void {
+    const saved = (extra ?? {}) as GitHubExtra;
     this.autoApprove = saved.auto_approve;
     for (const clientId of saved.expiring_clients ?? []) this.expiringClients.add(clientId);
-    this.webhooks.target = saved.target;
   }
 
-  async reset(): Promise<void> {
+  /** The engine's reset re-applies its seed: that sends no webhooks either. */
+  override async reset(): Promise<void> {
     this.seeding++;
     try {
-      this.engine.reset();
+      await super.reset();
     } finally {
       this.seeding--;
     }
+  }
+
+  /** Only GITHUB_TOKEN outlives a reset: tokens issued since (OAuth, installations) are gone. */
+  protected override async afterReset(): Promise<void> {
     const own = this.engine.tokenMap.get(this.token);
     this.engine.tokenMap.clear();
     if (own) this.engine.tokenMap.set(this.token, own);
-    this.webhooks.clear();
     this.autoApprove = this.seed.oauth?.auto_approve;
     await this.applyRepoContent(this.seed);
   }
@@ -458,13 +453,9 @@ class GitHubTwin implements TwinDriver {
       documentation_url: 'https://docs.github.com/rest',
     });
   }
-
-  async close(): Promise<void> {
-    await this.webhooks.idle();
-  }
 }
 
-export const githubTwin: TwinFactory = {
+export const githubTwin = engineTwinFactory({
   name: 'github',
   description:
     'GitHub REST API (repos and contents, branches, pulls, issue comments, deployments, checks, OAuth, GitHub Apps, webhooks, tarballs)',
@@ -475,22 +466,16 @@ export const githubTwin: TwinFactory = {
   validateSeed: validateGitHubSeed,
   presets: githubPresets,
   describeChange: describeGitHubChange,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateGitHubSeed(rawSeed);
-    const saved = rawSaved as GitHubSaved | undefined;
-    const token = saved?.token ?? randomToken('ghp_');
-    const webhookSecret = saved?.webhook_secret ?? randomToken('whsec_');
-    const tokenLogin = seed.token_login ?? seed.users?.[0]?.login ?? 'admin';
-    const engine = await startEngine('github', baseUrl, {
-      tokens: { [token]: { login: tokenLogin, scopes: TOKEN_SCOPES } },
-      github: engineSeed(seed),
-    });
-    const twin = new GitHubTwin(engine, baseUrl, seed, token, tokenLogin, webhookSecret);
-    if (saved) twin.restore(saved);
-    else {
-      if (seed.webhook) twin.configureTarget(seed.webhook);
-      await twin.applyRepoContent(seed);
-    }
-    return twin;
+  newCredentials: () => ({ GITHUB_TOKEN: randomToken('ghp_'), GITHUB_WEBHOOK_SECRET: randomToken('whsec_') }),
+  engineSeed: (seed, credentials) => ({
+    tokens: { [credentials.GITHUB_TOKEN!]: { login: tokenLoginOf(seed), scopes: TOKEN_SCOPES } },
+    github: engineSeed(seed),
+  }),
+  driver: (engine, baseUrl, credentials, seed) => new GitHubTwin(engine, baseUrl, credentials, seed),
+  async fresh(twin, seed) {
+    if (seed.webhook) twin.configureTarget(seed.webhook);
+    await twin.applyRepoContent(seed);
   },
-};
+  // Up to d4a1e50 the twin saved its credentials in fields of their own: read once, saved anew.
+  readSaved: credentialFieldsSaved({ GITHUB_TOKEN: 'token', GITHUB_WEBHOOK_SECRET: 'webhook_secret' }),
+});

@@ -1,24 +1,14 @@
 import { createHmac } from 'node:crypto';
 import Joi from 'joi';
-import {
-  TwinInputError,
-  type Authorization,
-  type RequestHead,
-  type TwinDriver,
-  type TwinFactory,
-} from '../../contract.ts';
-import {
-  startEngine,
-  type Engine,
-  type EngineStoreSnapshot,
-  type EngineTokenUser,
-} from '../../engine/emulate.ts';
+import { TwinInputError, type Authorization, type Granted, type RequestHead } from '../../contract.ts';
+import type { Engine, EngineTokenUser } from '../../engine/emulate.ts';
+import { EngineTwin } from '../../engine/engine-twin.ts';
+import { credentialFieldsSaved, engineTwinFactory } from '../../engine/factory.ts';
 import { json } from '../../runtime/http.ts';
-import { screenRequest } from '../../runtime/safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
-import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../../runtime/webhooks.ts';
+import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { seedValidator } from '../../kit/seed-validator.ts';
-import { SlackFidelity } from './fidelity.ts';
+import { SlackShape } from './shape.ts';
 import { TokenRevocations } from './revocation.ts';
 import { summarizeSlack } from './summary.ts';
 import { describeSlackChange } from './changes.ts';
@@ -43,14 +33,10 @@ interface SlackSeed {
   webhook?: { url: string; events?: string[] };
 }
 
-interface SlackSaved {
-  bot_token: string;
-  signing_secret: string;
-  target?: WebhookTarget;
-  tokens: Array<[string, EngineTokenUser]>;
+/** What the Slack twin keeps beside the engine's state (EngineTwinSaved's `extra`). */
+interface SlackExtra {
   /** SHA-256 digests of tokens revoked with auth.revoke. */
   revoked?: string[];
-  engine: EngineStoreSnapshot;
 }
 
 const schema = Joi.object<SlackSeed>({
@@ -91,6 +77,9 @@ const DEFAULT_SEED: SlackSeed = {
 };
 
 const validateSlackSeed = seedValidator('slack', schema, { empty: DEFAULT_SEED });
+
+/** The name of the bot user SLACK_BOT_TOKEN authenticates as. */
+const botNameOf = (seed: SlackSeed) => seed.bot_name ?? 'twinbox-bot';
 
 const engineChannels = (channels: NonNullable<SlackSeed['channels']>) =>
   channels.map(({ members: _m, messages: _h, ...channel }) => channel);
@@ -184,32 +173,35 @@ function jsonScalar(body: Buffer): boolean {
   }
 }
 
-class SlackTwin implements TwinDriver {
-  readonly webhooks = new WebhookOutbox(slackSigner);
+class SlackTwin extends EngineTwin {
   /** `blocks` and `attachments` arrive as JSON text in form fields, and the engine parses them. */
   readonly jsonFormFields = true;
-  private readonly fidelity: SlackFidelity;
+  private readonly shape: SlackShape;
   private readonly revocations = new TokenRevocations();
+  private readonly botName: string;
   /** The bot token's engine user, to give it back on reset after an auth.revoke. */
   private readonly botEntry: EngineTokenUser | undefined;
 
   constructor(
-    private readonly engine: Engine,
-    private readonly baseUrl: string,
+    engine: Engine,
+    baseUrl: string,
+    credentials: Record<string, string>,
     private readonly seed: SlackSeed,
-    private readonly botName: string,
-    private readonly botToken: string,
-    private readonly signingSecret: string,
   ) {
-    // The engine's events (messages, channel changes...) arrive as Events API envelopes (event_callback);
-    // they go to our target too, which the deploy points at the app (docs/twins.md, "Webhooks").
-    const dispatch = engine.webhooks.dispatch.bind(engine.webhooks);
-    engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
-      void this.webhooks.deliver(event, payload);
-      return dispatch(event, action, payload, owner, repo);
-    };
-    this.fidelity = new SlackFidelity(engine);
-    this.botEntry = engine.tokenMap.get(botToken);
+    // The engine's events (messages, channel changes...) arrive as Events API envelopes (event_callback),
+    // the body they are delivered with.
+    super(engine, baseUrl, credentials, slackSigner);
+    this.botName = botNameOf(seed);
+    this.shape = new SlackShape(engine);
+    this.botEntry = engine.tokenMap.get(this.botToken);
+  }
+
+  private get botToken(): string {
+    return this.credentials.SLACK_BOT_TOKEN!;
+  }
+
+  private get signingSecret(): string {
+    return this.credentials.SLACK_SIGNING_SECRET!;
   }
 
   /** The engine seeds bots without a user; make the bot a user so auth.test reports bot_id and user_id. */
@@ -268,15 +260,10 @@ class SlackTwin implements TwinDriver {
       : slackError('not_authed');
   }
 
-  /** Called by the instance after `authorize` and the input screen; both run again here, at the engine's door. */
-  async handle(request: Request): Promise<Response> {
+  /** Called by the instance once `authorize` let the request in (`verdict`) and its input screen passed. */
+  override async handle(request: Request, verdict: Granted): Promise<Response> {
     const url = new URL(request.url);
-    const verdict = this.authorize({ method: request.method, url, headers: request.headers });
-    if (verdict instanceof Response) return verdict;
     const body = Buffer.from(await request.clone().arrayBuffer());
-    await screenRequest(url.searchParams, body, request.headers.get('content-type') ?? '', {
-      jsonFormFields: true,
-    });
     const contentType = request.headers.get('content-type') ?? '';
     // oauth.v2.access parses its JSON body itself and reads fields of `null` (a 500); every other method
     // takes JSON that is not an object as no parameters, and so does it now.
@@ -313,7 +300,7 @@ class SlackTwin implements TwinDriver {
   }
 
   /**
-   * To the engine, and its answer brought to Slack's documented shape (fidelity.ts). `auth.revoke`, which
+   * To the engine, and its answer brought to Slack's documented shape (shape.ts). `auth.revoke`, which
    * the engine lacks, is answered here for the token the request carries.
    */
   private async forward(request: Request): Promise<Response> {
@@ -326,9 +313,9 @@ class SlackTwin implements TwinDriver {
       return this.revocations.revoke(this.engine, token, test === 'true' || test === '1');
     }
     // The engine reads the body; a copy keeps the parameters for the answer's fixes.
-    const copy = this.fidelity.changes(pathname) ? request.clone() : request;
+    const copy = this.shape.changes(pathname) ? request.clone() : request;
     const response = await this.engine.app.fetch(request);
-    return this.fidelity.finish(copy, response, token && this.userIdOf(token));
+    return this.shape.finish(copy, response, token && this.userIdOf(token));
   }
 
   /** The Slack user id a token acts as. */
@@ -358,39 +345,22 @@ class SlackTwin implements TwinDriver {
     };
   }
 
-  secrets(): string[] {
-    return [this.botToken, this.signingSecret];
+  protected override saveExtra(): SlackExtra {
+    return { revoked: this.revocations.list() };
   }
 
-  snapshot(): SlackSaved {
-    return {
-      bot_token: this.botToken,
-      signing_secret: this.signingSecret,
-      target: this.webhooks.target,
-      tokens: [...this.engine.tokenMap],
-      revoked: this.revocations.list(),
-      engine: this.engine.store.snapshot(),
-    };
+  protected override restoreExtra(extra: unknown): void {
+    this.revocations.restore((extra as SlackExtra | undefined)?.revoked ?? []);
   }
 
-  restore(saved: SlackSaved): void {
-    this.engine.store.restore(saved.engine);
-    this.engine.tokenMap.clear();
-    for (const [token, user] of saved.tokens) this.engine.tokenMap.set(token, user);
-    this.revocations.restore(saved.revoked ?? []);
-    this.webhooks.target = saved.target;
-  }
-
-  async reset(): Promise<void> {
-    // Reset is a fresh install: a bot token revoked since works again.
+  /** Reset is a fresh install: a bot token revoked since works again, and is the only token left. */
+  protected override afterReset(): void {
     const own = this.engine.tokenMap.get(this.botToken) ?? this.botEntry;
     this.revocations.clear();
-    this.engine.reset();
     this.engine.tokenMap.clear();
     if (own) this.engine.tokenMap.set(this.botToken, own);
     this.linkBotUser();
     this.applyChannelContent(this.seed);
-    this.webhooks.clear();
   }
 
   /**
@@ -472,13 +442,9 @@ class SlackTwin implements TwinDriver {
     if (kind === 'rate_limit') return json(429, { ok: false, error: 'ratelimited' }, { 'retry-after': '1' });
     return json(status, { ok: false, error: status >= 500 ? 'internal_error' : 'invalid_request' });
   }
-
-  async close(): Promise<void> {
-    await this.webhooks.idle();
-  }
 }
 
-export const slackTwin: TwinFactory = {
+export const slackTwin = engineTwinFactory({
   name: 'slack',
   description:
     'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine',
@@ -489,23 +455,20 @@ export const slackTwin: TwinFactory = {
   validateSeed: validateSlackSeed,
   presets: slackPresets,
   describeChange: describeSlackChange,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateSlackSeed(rawSeed);
-    const saved = rawSaved as SlackSaved | undefined;
-    const botName = seed.bot_name ?? 'twinbox-bot';
-    const botToken = saved?.bot_token ?? randomToken('xoxb-');
-    const signingSecret = saved?.signing_secret ?? randomToken('', 16);
-    const engine = await startEngine('slack', baseUrl, {
-      tokens: { [botToken]: { login: botName, scopes: [] } },
-      slack: engineSeed(seed, botName),
-    });
-    const twin = new SlackTwin(engine, baseUrl, seed, botName, botToken, signingSecret);
-    if (saved) twin.restore(saved);
-    else {
-      twin.linkBotUser();
-      twin.applyChannelContent(seed);
-      if (seed.webhook) twin.configureTarget(seed.webhook);
-    }
-    return twin;
+  newCredentials: () => ({
+    SLACK_BOT_TOKEN: randomToken('xoxb-'),
+    SLACK_SIGNING_SECRET: randomToken('', 16),
+  }),
+  engineSeed: (seed, credentials) => ({
+    tokens: { [credentials.SLACK_BOT_TOKEN!]: { login: botNameOf(seed), scopes: [] } },
+    slack: engineSeed(seed, botNameOf(seed)),
+  }),
+  driver: (engine, baseUrl, credentials, seed) => new SlackTwin(engine, baseUrl, credentials, seed),
+  fresh(twin, seed) {
+    twin.linkBotUser();
+    twin.applyChannelContent(seed);
+    if (seed.webhook) twin.configureTarget(seed.webhook);
   },
-};
+  // Up to d4a1e50 the twin saved its credentials in fields of their own: read once, saved anew.
+  readSaved: credentialFieldsSaved({ SLACK_BOT_TOKEN: 'bot_token', SLACK_SIGNING_SECRET: 'signing_secret' }),
+});

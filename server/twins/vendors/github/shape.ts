@@ -116,7 +116,7 @@ interface Route {
   status?: (status: number, body: unknown) => number;
 }
 
-export class GitHubFidelity {
+export class GitHubShape {
   private readonly routes: Route[];
   /** A URL of the twin with `[` or `]` in it (a bot's login), as it appears in JSON text. */
   private readonly bracketedUrl: RegExp;

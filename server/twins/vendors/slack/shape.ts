@@ -68,7 +68,7 @@ async function paramsOf(request: Request): Promise<Record<string, string>> {
   return out;
 }
 
-export class SlackFidelity {
+export class SlackShape {
   constructor(private readonly engine: Engine) {}
 
   private collection(name: string, index: string[]) {
