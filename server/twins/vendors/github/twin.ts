@@ -224,22 +224,22 @@ class GitHubTwin extends EngineTwin {
       : githubError(401, 'Bad credentials');
   }
 
-  /** Called by the instance once `authorize` let the request in (`verdict`) and its input screen passed. */
-  override async handle(request: Request, verdict: Granted): Promise<Response> {
+  /** Called by the instance once `authorize` let the request in (`granted`) and its input screen passed. */
+  override async handle(request: Request, granted: Granted): Promise<Response> {
     const url = new URL(request.url);
     // The engine must only ever see a verified credential, as `token ...` or `Bearer ...`: it would take
     // any other token as its first user, and reads neither Basic (`user:token`) nor an unverified header.
     const presented = presentedToken(request.headers.get('authorization'));
     let forwarded = request;
-    if (request.headers.has('authorization') && (verdict === 'public' || presented?.scheme === 'basic')) {
+    if (request.headers.has('authorization') && (granted === 'public' || presented?.scheme === 'basic')) {
       const headers = new Headers(request.headers);
-      if (verdict === 'public' || !presented) headers.delete('authorization');
+      if (granted === 'public' || !presented) headers.delete('authorization');
       else headers.set('authorization', `token ${presented.token}`);
       forwarded = new Request(request, { headers });
     }
     // A private repository its caller cannot read is GitHub's 404, before the engine says otherwise.
-    const jwt = verdict === true && presented?.scheme !== 'basic' && presented?.token.startsWith('eyJ');
-    const apiToken = verdict === true && presented && !jwt ? presented.token : undefined;
+    const jwt = granted === true && presented?.scheme !== 'basic' && presented?.token.startsWith('eyJ');
+    const apiToken = granted === true && presented && !jwt ? presented.token : undefined;
     if (!jwt && hiddenFrom(this.engine, url, apiToken)) return githubError(404, 'Not Found');
     forwarded = await this.shape.prepare(forwarded);
     const response =

@@ -260,8 +260,8 @@ class SlackTwin extends EngineTwin {
       : slackError('not_authed');
   }
 
-  /** Called by the instance once `authorize` let the request in (`verdict`) and its input screen passed. */
-  override async handle(request: Request, verdict: Granted): Promise<Response> {
+  /** Called by the instance once `authorize` let the request in (`granted`) and its input screen passed. */
+  override async handle(request: Request, granted: Granted): Promise<Response> {
     const url = new URL(request.url);
     const body = Buffer.from(await request.clone().arrayBuffer());
     const contentType = request.headers.get('content-type') ?? '';
@@ -284,7 +284,7 @@ class SlackTwin extends EngineTwin {
     const presented = presentedToken(headers.get('authorization'));
     if (!headers.has('authorization')) {
       let token = url.searchParams.get('token') ?? undefined;
-      const formToken = verdict === 'public' && url.pathname.startsWith('/api/');
+      const formToken = granted === 'public' && url.pathname.startsWith('/api/');
       if (token === undefined && formToken && !CLIENT_CREDENTIAL_METHODS.has(url.pathname)) {
         token = new URLSearchParams(body.toString('utf8')).get('token') ?? undefined;
         if (!token) return slackError('not_authed');
@@ -292,7 +292,7 @@ class SlackTwin extends EngineTwin {
       }
       if (token === undefined) return this.forward(request);
       headers.set('authorization', `Bearer ${token}`);
-    } else if (verdict === 'public' && presented?.scheme !== 'basic') {
+    } else if (granted === 'public' && presented?.scheme !== 'basic') {
       if (presented && this.knownToken(presented.token)) return this.forward(request);
       headers.delete('authorization');
     } else return this.forward(request);
