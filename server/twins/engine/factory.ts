@@ -53,7 +53,8 @@ export function engineTwinFactory<Seed, Twin extends EngineTwin>(
 /**
  * `readSaved` for a twin that once saved its credentials in fields of their own beside the engine's state
  * (`{ token, webhook_secret, target, tokens, engine, ... }`): `fields` names the field of each credential,
- * and the snapshot's other fields become `extra`. A snapshot in today's format is returned as it is.
+ * and the snapshot's other fields become `extra`. A snapshot in today's format is returned as it is; one
+ * that kept no token map (aws, okta) restores with an empty one.
  */
 export function credentialFieldsSaved(fields: Record<string, string>): (saved: unknown) => EngineTwinSaved {
   return (saved) => {
@@ -65,6 +66,6 @@ export function credentialFieldsSaved(fields: Record<string, string>): (saved: u
       credentials[name] = String(extra[field]);
       delete extra[field];
     }
-    return { credentials, target, tokens, engine, extra };
+    return { credentials, target, tokens: tokens ?? [], engine, extra };
   };
 }

@@ -1,8 +1,10 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import Joi from 'joi';
-import { type Authorization, type RequestHead, type TwinDriver, type TwinFactory } from '../../contract.ts';
-import { startEngine, type Engine, type EngineStoreSnapshot } from '../../engine/emulate.ts';
-import { WebhookOutbox } from '../../runtime/webhooks.ts';
+import type { Authorization, RequestHead } from '../../contract.ts';
+import type { Engine } from '../../engine/emulate.ts';
+import { EngineTwin } from '../../engine/engine-twin.ts';
+import { credentialFieldsSaved, engineTwinFactory } from '../../engine/factory.ts';
+import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { seedValidator } from '../../kit/seed-validator.ts';
 import {
   amzDateMs,
@@ -12,7 +14,9 @@ import {
   signatureMatches,
   type SigV4Credential,
 } from './sigv4.ts';
-import { summarizeAws, describeAwsChange } from './summary.ts';
+import { describeAwsChange } from './changes.ts';
+import { queryError, s3Error, withUserMetadata } from './shape.ts';
+import { summarizeAws } from './summary.ts';
 import { awsPresets } from './presets.ts';
 
 export interface AwsSeed {
@@ -27,10 +31,12 @@ export interface AwsSeed {
   };
 }
 
-interface AwsSaved {
-  access_key_id: string;
-  secret_access_key: string;
-  engine: EngineStoreSnapshot;
+/** The engine's `aws` seed: the account's region and what it creates by name. */
+interface AwsEngineSeed {
+  region: string;
+  s3: { buckets: Array<{ name: string }> };
+  sqs: { queues: Array<{ name: string }> };
+  iam: { users: Array<{ user_name: string }>; roles: Array<{ role_name: string; description?: string }> };
 }
 
 // S3's bucket naming rules (lower case, digits, dots and hyphens, 3-63 characters).
@@ -87,39 +93,6 @@ const QUERY_SERVICES = new Set(['sts', 'iam', 'sqs']);
 const MAX_SKEW_MS = 15 * 60 * 1000;
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 
-const xmlEscape = (s: string) =>
-  s.replace(/[<>&'"]/g, (c) => `&${{ '<': 'lt', '>': 'gt', '&': 'amp', "'": 'apos', '"': 'quot' }[c]};`);
-
-/** S3's error document (REST-XML): `<Error>` at the root, request ids in headers too. */
-function s3Error(
-  status: number,
-  code: string,
-  message: string,
-  extra: Record<string, string> = {},
-): Response {
-  const requestId = randomBytes(8).toString('hex').toUpperCase();
-  const hostId = randomBytes(32).toString('base64');
-  const fields = Object.entries(extra)
-    .map(([k, v]) => `<${k}>${xmlEscape(v)}</${k}>`)
-    .join('');
-  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message>${fields}<RequestId>${requestId}</RequestId><HostId>${hostId}</HostId></Error>`;
-  return new Response(body, {
-    status,
-    headers: { 'content-type': 'application/xml', 'x-amz-request-id': requestId, 'x-amz-id-2': hostId },
-  });
-}
-
-/** The query protocol's error document (STS, IAM, SQS): `<ErrorResponse><Error><Type>...`. */
-function queryError(status: number, code: string, message: string): Response {
-  const requestId = randomUUID();
-  const type = status >= 500 ? 'Receiver' : 'Sender';
-  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<ErrorResponse><Error><Type>${type}</Type><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`;
-  return new Response(body, {
-    status,
-    headers: { 'content-type': 'text/xml', 'x-amzn-requestid': requestId },
-  });
-}
-
 /** The service a request is for: its credential scope, else the engine's path prefix, else S3. */
 function serviceOf(cred: SigV4Credential | undefined, pathname: string): string {
   if (cred) return cred.service;
@@ -129,16 +102,26 @@ function serviceOf(cred: SigV4Credential | undefined, pathname: string): string 
 
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
 
-export class AwsTwin implements TwinDriver {
-  readonly webhooks = new WebhookOutbox(() => ({}));
+/** AWS sends no webhooks the twin models (S3 event notifications go to SNS, SQS or Lambda): nothing to sign. */
+const noSigner: WebhookSigner = () => ({});
 
+class AwsTwin extends EngineTwin {
   constructor(
-    private readonly engine: Engine,
-    private readonly baseUrl: string,
+    engine: Engine,
+    baseUrl: string,
+    credentials: Record<string, string>,
     private readonly seed: AwsSeed,
-    private readonly accessKeyId: string,
-    private readonly secretAccessKey: string,
-  ) {}
+  ) {
+    super(engine, baseUrl, credentials, noSigner);
+  }
+
+  private get accessKeyId(): string {
+    return this.credentials.AWS_ACCESS_KEY_ID!;
+  }
+
+  private get secretAccessKey(): string {
+    return this.credentials.AWS_SECRET_ACCESS_KEY!;
+  }
 
   private get region(): string {
     return this.seed.region ?? 'us-east-1';
@@ -171,10 +154,10 @@ export class AwsTwin implements TwinDriver {
   }
 
   /**
-   * What can be judged before the body: a SigV4 credential of a key this twin knows, and its time.
+   * The request's SigV4 credential, of a key this twin knows, with the key's secret and IAM user.
    * No credential at all is an anonymous request, which AWS refuses for everything the twin holds.
    */
-  private judge(head: RequestHead): { cred: SigV4Credential; secret: string; user: string } | Response {
+  private signingKey(head: RequestHead): { cred: SigV4Credential; secret: string; user: string } | Response {
     const cred = presentedCredential(head.headers, head.url.searchParams);
     const service = serviceOf(cred === 'malformed' ? undefined : cred, head.url.pathname);
     if (cred === undefined) {
@@ -200,6 +183,15 @@ export class AwsTwin implements TwinDriver {
             },
           );
     }
+    return { cred, ...owner };
+  }
+
+  /** What can be judged before the body: a credential of a key this twin knows, and its time. */
+  authorize(head: RequestHead): Authorization {
+    const key = this.signingKey(head);
+    if (key instanceof Response) return key;
+    const { cred } = key;
+    const service = cred.service;
     const signedAt = amzDateMs(cred.amzDate);
     if (Number.isNaN(signedAt) || cred.amzDate.slice(0, 8) !== cred.date) {
       return this.refuse(
@@ -227,12 +219,7 @@ export class AwsTwin implements TwinDriver {
         'The difference between the request time and the current time is too large.',
       );
     }
-    return { cred, ...owner };
-  }
-
-  authorize(head: RequestHead): Authorization {
-    const verdict = this.judge(head);
-    return verdict instanceof Response ? verdict : true;
+    return true;
   }
 
   /**
@@ -240,11 +227,13 @@ export class AwsTwin implements TwinDriver {
    * services at the endpoint root (as the SDKs call them with one `AWS_ENDPOINT_URL`) go to the
    * engine's `/sts/`, `/iam/` and `/sqs/`; an `aws-chunked` upload is decoded first.
    */
-  async handle(request: Request): Promise<Response> {
+  override async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
-    const verdict = this.judge({ method: request.method, url, headers: request.headers });
-    if (verdict instanceof Response) return verdict;
-    const { cred, secret, user } = verdict;
+    // `authorize` let the credential in; the signature needs its key's secret, looked up again (a key
+    // IAM deleted while the body was coming is refused as unknown).
+    const key = this.signingKey({ method: request.method, url, headers: request.headers });
+    if (key instanceof Response) return key;
+    const { cred, secret, user } = key;
     let body: Buffer = Buffer.from(await request.arrayBuffer());
     const declared = request.headers.get('x-amz-content-sha256');
     if (cred.service === 's3' && !cred.presigned && !declared) {
@@ -319,7 +308,7 @@ export class AwsTwin implements TwinDriver {
       : response;
   }
 
-  /** HeadObject answers with the object's user metadata (`x-amz-meta-*`), as GetObject does; the engine leaves it out. */
+  /** A HeadObject answer, with the object's user metadata. */
   private withMetadata(pathname: string, response: Response): Response {
     const [, bucket, ...rest] = pathname.split('/');
     if (!bucket || rest.length === 0) return response;
@@ -332,11 +321,7 @@ export class AwsTwin implements TwinDriver {
     const object = this.collection('aws.s3_objects')
       .findBy('bucket_name', decodeURIComponent(bucket))
       .find((o) => o.key === key);
-    const metadata = object?.metadata;
-    if (!metadata || typeof metadata !== 'object') return response;
-    const headers = new Headers(response.headers);
-    for (const [name, value] of Object.entries(metadata)) headers.set(`x-amz-meta-${name}`, String(value));
-    return new Response(null, { status: response.status, headers });
+    return withUserMetadata(response, object?.metadata);
   }
 
   errorResponse(status: number, message: string, code?: string): Response {
@@ -359,24 +344,13 @@ export class AwsTwin implements TwinDriver {
     };
   }
 
-  secrets(): string[] {
+  /** The twin's key pair (the key id too: it names the account) and the secrets of the keys IAM issued. */
+  override secrets(): string[] {
     const issued = this.collection('aws.iam_users')
       .all()
       .flatMap((u) => (Array.isArray(u.access_keys) ? (u.access_keys as Array<Record<string, unknown>>) : []))
       .map((k) => String(k.secret_access_key ?? ''));
     return [this.secretAccessKey, this.accessKeyId, ...issued];
-  }
-
-  snapshot(): AwsSaved {
-    return {
-      access_key_id: this.accessKeyId,
-      secret_access_key: this.secretAccessKey,
-      engine: this.engine.store.snapshot(),
-    };
-  }
-
-  restore(saved: AwsSaved): void {
-    this.engine.store.restore(saved.engine);
   }
 
   /** Leaves the engine's own demo objects out, and makes the twin's key pair an IAM user's. */
@@ -425,8 +399,7 @@ export class AwsTwin implements TwinDriver {
     }
   }
 
-  async reset(): Promise<void> {
-    this.engine.reset();
+  protected override afterReset(): void {
     this.prepare();
   }
 
@@ -443,13 +416,9 @@ export class AwsTwin implements TwinDriver {
       return s3Error(status, 'InternalError', 'We encountered an internal error. Please try again.');
     return s3Error(status, status === 403 ? 'AccessDenied' : 'InvalidRequest', 'Injected fault');
   }
-
-  async close(): Promise<void> {
-    await this.webhooks.idle();
-  }
 }
 
-function engineSeed(seed: AwsSeed, region: string) {
+function engineSeed(seed: AwsSeed, region: string): AwsEngineSeed {
   return {
     region,
     s3: { buckets: (seed.buckets ?? []).map((b) => ({ name: b.name })) },
@@ -464,7 +433,7 @@ function accessKeyId(): string {
   return `AKIA${[...randomBytes(16)].map((b) => alphabet[b % 32]).join('')}`;
 }
 
-export const awsTwin: TwinFactory = {
+export const awsTwin = engineTwinFactory({
   name: 'aws',
   description:
     'AWS S3 (buckets, objects, presigned URLs), STS and IAM with SigV4-checked credentials, on the emulate engine',
@@ -479,20 +448,17 @@ export const awsTwin: TwinFactory = {
   describeChange: describeAwsChange,
   validateSeed: validateAwsSeed,
   presets: awsPresets,
-  async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateAwsSeed(rawSeed);
-    const saved = rawSaved as AwsSaved | undefined;
-    const region = seed.region ?? 'us-east-1';
-    const engine = await startEngine('aws', baseUrl, { aws: engineSeed(seed, region) } as never);
-    const twin = new AwsTwin(
-      engine,
-      baseUrl,
-      seed,
-      saved?.access_key_id ?? accessKeyId(),
-      saved?.secret_access_key ?? randomBytes(30).toString('base64').slice(0, 40),
-    );
-    if (saved) twin.restore(saved);
-    else twin.prepare();
-    return twin;
-  },
-};
+  newCredentials: () => ({
+    AWS_ACCESS_KEY_ID: accessKeyId(),
+    AWS_SECRET_ACCESS_KEY: randomBytes(30).toString('base64').slice(0, 40),
+  }),
+  engineSeed: (seed) => ({ aws: engineSeed(seed, seed.region ?? 'us-east-1') }),
+  driver: (engine, baseUrl, credentials, seed) => new AwsTwin(engine, baseUrl, credentials, seed),
+  fresh: (twin) => twin.prepare(),
+  // Up to d4a1e50 the twin saved its key pair in fields of their own and no token map (the
+  // engine's then starts empty: `handle` puts the caller's credential in it): read once, saved anew.
+  readSaved: credentialFieldsSaved({
+    AWS_ACCESS_KEY_ID: 'access_key_id',
+    AWS_SECRET_ACCESS_KEY: 'secret_access_key',
+  }),
+});
