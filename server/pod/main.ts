@@ -5,9 +5,19 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { rm } from 'node:fs/promises';
 import type { Server } from 'node:net';
 import { TwinHost } from '../twins/runtime/host.ts';
-import { EgressGuard, type EgressAttempt } from './egress-guard.ts';
+import { EgressGuard } from './egress-guard.ts';
 import { INSTALL_PROXY_PORT, podLayout } from './layout.ts';
 import { startPipe } from './pipes.ts';
+import {
+  checkPodRequest,
+  POD_EVENTS_PATH,
+  podCallOf,
+  PodRequestError,
+  type PodAnswer,
+  type PodCall,
+  type PodEvent,
+  type PodRequest,
+} from './protocol.ts';
 import { START_FAILURE_EXIT, startFailureLine, type PodStartStep } from './start-failure.ts';
 import { twinFactories } from '../twins/registry.ts';
 
@@ -44,17 +54,21 @@ let appPipe: Server | undefined;
 
 // Egress attempts go to every open /events stream (Twinbox keeps one and records them).
 const listeners = new Set<ServerResponse>();
-const report = (attempt: EgressAttempt) => {
+const report = (attempt: PodEvent) => {
   const line = `${JSON.stringify(attempt)}\n`;
   for (const res of listeners) res.write(line);
 };
 const guard = network === 'own' ? new EgressGuard(report) : undefined;
 
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  try {
+    return text ? (JSON.parse(text) as unknown) : {};
+  } catch (error) {
+    throw new PodRequestError(400, `the body is not JSON: ${(error as Error).message}`);
+  }
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -62,44 +76,52 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const path = req.url ?? '/';
-  const body = req.method === 'GET' ? {} : await readJson(req);
-  if (req.method === 'GET' && path === '/ready')
-    return send(res, 200, { ok: true, network, sandbox_id: sandboxId });
-  if (req.method === 'POST' && path === '/twins') {
-    sandboxId = String(body.sandbox_id);
-    const entries = await twins.start(sandboxId, body.names as string[], {
-      adminToken: String(body.admin_token),
-      seeds: body.seeds as Record<string, unknown> | undefined,
-      publicUrls: body.public_urls as Record<string, string> | undefined,
+/** What the pod does for each call of its protocol, given a body already checked at the door. */
+const handlers: { [C in PodCall]: (body: PodRequest<C>) => Promise<PodAnswer<C>> } = {
+  async ready() {
+    return { ok: true, network, sandbox_id: sandboxId };
+  },
+  async startTwins(body) {
+    sandboxId = body.sandbox_id;
+    const entries = await twins.start(sandboxId, body.names, {
+      adminToken: body.admin_token,
+      seeds: body.seeds,
+      publicUrls: body.public_urls,
     });
-    return send(res, 200, { twins: entries });
-  }
-  if (req.method === 'POST' && path === '/restore') {
-    sandboxId = String(body.sandbox_id);
+    return { twins: entries };
+  },
+  async restoreTwins(body) {
+    sandboxId = body.sandbox_id;
     await twins.restore([sandboxId]);
-    return send(res, 200, { twins: twins.get(sandboxId) ?? {} });
-  }
-  if (req.method === 'PUT' && path === '/app') {
-    appPort = Number(body.port);
+    return { twins: twins.get(sandboxId) ?? {} };
+  },
+  async exposeApp(body) {
+    appPort = body.port;
     appPipe ??= await startPipe({ path: layout.app }, () =>
       appPort ? { port: appPort, host: '127.0.0.1' } : undefined,
     );
-    return send(res, 200, { port: appPort });
-  }
-  if (req.method === 'GET' && path === '/events') {
+    return { port: appPort };
+  },
+  async stopTwins(body) {
+    if (sandboxId) await twins.stop(sandboxId, { purge: body.purge === true });
+    return { stopped: true };
+  },
+};
+
+async function handle<C extends PodCall>(call: C, req: IncomingMessage): Promise<PodAnswer<C>> {
+  const body = checkPodRequest(call, req.method === 'GET' ? undefined : await readJson(req));
+  return handlers[call](body);
+}
+
+async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method === 'GET' && req.url === POD_EVENTS_PATH) {
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
     res.write('\n');
     listeners.add(res);
     req.on('close', () => listeners.delete(res));
     return;
   }
-  if (req.method === 'POST' && path === '/stop') {
-    if (sandboxId) await twins.stop(sandboxId, { purge: body.purge === true });
-    return send(res, 200, { stopped: true });
-  }
-  send(res, 404, { detail: `no pod route ${req.method} ${path}` });
+  send(res, 200, await handle(podCallOf(req.method, req.url), req));
 }
 
 const control = createServer((req, res) => {

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { POD_ROUTES, type PodAnswer, type PodCall, type PodRequest } from '../../pod/protocol.ts';
 
 /** An error answer of a pod's control API; `status` < 500 means the input was refused. */
 export class PodError extends Error {
@@ -11,14 +12,14 @@ export class PodError extends Error {
   }
 }
 
-/** One JSON call to a pod's control API over its Unix socket. */
-export function podCall<T>(
+/** One call of the pod's control protocol (server/pod/protocol.ts) over its Unix socket. */
+export function podCall<C extends PodCall>(
   socketPath: string,
-  method: string,
-  path: string,
-  body?: unknown,
+  call: C,
+  body: PodRequest<C>,
   timeoutMs = 30_000,
-): Promise<T> {
+): Promise<PodAnswer<C>> {
+  const { method, path } = POD_ROUTES[call];
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = request(
@@ -44,7 +45,7 @@ export function podCall<T>(
             return reject(
               new PodError(res.statusCode ?? 500, (parsed as { detail?: string }).detail ?? 'pod error'),
             );
-          resolve(parsed as T);
+          resolve(parsed as PodAnswer<C>);
         });
         res.on('error', reject);
       },

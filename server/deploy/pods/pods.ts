@@ -8,6 +8,13 @@ import type { Logger } from 'pino';
 import type { EgressAttempt } from '../../pod/egress-guard.ts';
 import { podLayout } from '../../pod/layout.ts';
 import {
+  POD_EVENTS_PATH,
+  type PodAnswer,
+  type PodCall,
+  type PodEvent,
+  type PodRequest,
+} from '../../pod/protocol.ts';
+import {
   parseStartFailure,
   PodStartError,
   SOCKET_NAME_ROOM,
@@ -102,8 +109,8 @@ export class Pod {
     return { '/etc/resolv.conf': join(this.dir, 'resolv.conf'), '/etc/hosts': join(this.dir, 'hosts') };
   }
 
-  call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return podCall<T>(this.layout.control, method, path, body);
+  call<C extends PodCall>(call: C, body: PodRequest<C>): Promise<PodAnswer<C>> {
+    return podCall(this.layout.control, call, body);
   }
 
   record(attempt: EgressAttempt): void {
@@ -231,7 +238,7 @@ export class PodManager {
         );
       }
       try {
-        await podCall(pod.layout.control, 'GET', '/ready', undefined, 2000);
+        await podCall(pod.layout.control, 'ready', undefined, 2000);
         break;
       } catch {
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -246,7 +253,7 @@ export class PodManager {
 
   /** Streams the pod's egress reports into the pod record while the process lives. */
   private follow(pod: Pod): void {
-    const req = request({ socketPath: pod.layout.control, path: '/events' }, (res) => {
+    const req = request({ socketPath: pod.layout.control, path: POD_EVENTS_PATH }, (res) => {
       let buffered = '';
       res.on('data', (chunk: Buffer) => {
         buffered += chunk.toString('utf8');
@@ -254,7 +261,7 @@ export class PodManager {
         buffered = lines.pop() ?? '';
         for (const line of lines.filter(Boolean)) {
           try {
-            pod.record(JSON.parse(line) as EgressAttempt);
+            pod.record(JSON.parse(line) as PodEvent);
           } catch {
             // a torn line from a dying pod: nothing to record
           }
@@ -271,8 +278,8 @@ export class PodManager {
     this.opts.logger.warn({ sandbox_id: pod.sandboxId, slot: pod.slot }, 'sandbox pod died: restarting it');
     try {
       await this.start(pod);
-      if (pod.sandboxId) await pod.call('POST', '/restore', { sandbox_id: pod.sandboxId });
-      if (pod.appPort) await pod.call('PUT', '/app', { port: pod.appPort });
+      if (pod.sandboxId) await pod.call('restoreTwins', { sandbox_id: pod.sandboxId });
+      if (pod.appPort) await pod.call('exposeApp', { port: pod.appPort });
     } catch (error) {
       this.opts.logger.error({ err: error, sandbox_id: pod.sandboxId }, 'could not restart a sandbox pod');
     }
@@ -284,8 +291,8 @@ export class PodManager {
     names: string[],
     opts: { adminToken: string; seeds?: Record<string, unknown>; publicUrls?: Record<string, string> },
   ): Promise<Record<string, TwinEntry>> {
-    const { twins } = await pod.call<{ twins: Record<string, TwinEntry> }>('POST', '/twins', {
-      sandbox_id: pod.sandboxId,
+    const { twins } = await pod.call('startTwins', {
+      sandbox_id: pod.sandboxId!,
       names,
       admin_token: opts.adminToken,
       seeds: opts.seeds,
@@ -321,15 +328,13 @@ export class PodManager {
   /** Starts a sandbox's twins in `pod` from their persisted state (not their seed); their entries inside. */
   async restoreTwins(pod: Pod, sandboxId: string): Promise<Record<string, TwinEntry>> {
     pod.sandboxId = sandboxId;
-    const { twins } = await pod.call<{ twins: Record<string, TwinEntry> }>('POST', '/restore', {
-      sandbox_id: sandboxId,
-    });
+    const { twins } = await pod.call('restoreTwins', { sandbox_id: sandboxId });
     return twins;
   }
 
   async exposeApp(pod: Pod, port: number): Promise<void> {
     pod.appPort = port;
-    await pod.call('PUT', '/app', { port });
+    await pod.call('exposeApp', { port });
   }
 
   /**

@@ -1,0 +1,109 @@
+// The pod's control protocol: what Twinbox (server/deploy/pods/) may ask a sandbox's pod (main.ts) over its
+// control socket, and what it answers. Both sides import this one module, so a call and its handler cannot
+// drift apart; the pod checks every body against it at its door (checkPodRequest), since the control socket
+// is the one way into the process that holds the sandbox's twins.
+import Joi from 'joi';
+import type { TwinEntry } from '../twins/runtime/host.ts';
+import type { EgressAttempt } from './egress-guard.ts';
+
+/** Start the named twins of a sandbox, seeded (`seeds`, by twin name) or empty. */
+export interface StartTwinsRequest {
+  sandbox_id: string;
+  names: string[];
+  admin_token: string;
+  seeds?: Record<string, unknown>;
+  /** Where browsers reach each twin (pages a twin shows to people link there). */
+  public_urls?: Record<string, string>;
+}
+
+/** Start a sandbox's twins again from their saved state (a resume, or a revived pod). */
+export interface RestoreTwinsRequest {
+  sandbox_id: string;
+}
+
+/** Pipe the pod's app socket to the app's port (inside the sandbox's namespace). */
+export interface ExposeAppRequest {
+  port: number;
+}
+
+/** Stop the sandbox's twins; `purge` drops their saved state too. */
+export interface StopTwinsRequest {
+  purge?: boolean;
+}
+
+/** Each call: its route, what it carries and what it answers. */
+export interface PodCalls {
+  ready: {
+    request: undefined;
+    answer: { ok: true; network: 'own' | 'host'; sandbox_id?: string };
+  };
+  startTwins: { request: StartTwinsRequest; answer: { twins: Record<string, TwinEntry> } };
+  restoreTwins: { request: RestoreTwinsRequest; answer: { twins: Record<string, TwinEntry> } };
+  exposeApp: { request: ExposeAppRequest; answer: { port: number } };
+  stopTwins: { request: StopTwinsRequest; answer: { stopped: true } };
+}
+
+export type PodCall = keyof PodCalls;
+export type PodRequest<C extends PodCall> = PodCalls[C]['request'];
+export type PodAnswer<C extends PodCall> = PodCalls[C]['answer'];
+
+const sandboxId = Joi.string().min(1).max(256).required();
+
+/** The route of each call and the shape its body must have (strict: no conversion, no unknown keys). */
+export const POD_ROUTES: {
+  readonly [C in PodCall]: { method: 'GET' | 'POST' | 'PUT'; path: string; body?: Joi.ObjectSchema };
+} = {
+  ready: { method: 'GET', path: '/ready' },
+  startTwins: {
+    method: 'POST',
+    path: '/twins',
+    body: Joi.object({
+      sandbox_id: sandboxId,
+      names: Joi.array().items(Joi.string().min(1).max(64)).max(64).required(),
+      admin_token: Joi.string().min(1).max(512).required(),
+      seeds: Joi.object().unknown(true),
+      public_urls: Joi.object().pattern(Joi.string(), Joi.string()),
+    }),
+  },
+  restoreTwins: { method: 'POST', path: '/restore', body: Joi.object({ sandbox_id: sandboxId }) },
+  exposeApp: {
+    method: 'PUT',
+    path: '/app',
+    body: Joi.object({ port: Joi.number().integer().min(1).max(65535).required() }),
+  },
+  stopTwins: { method: 'POST', path: '/stop', body: Joi.object({ purge: Joi.boolean() }) },
+};
+
+/**
+ * The stream of refused outbound calls: `GET` it and read one JSON EgressAttempt a line for as long as the
+ * pod lives (a first empty line says the stream is open).
+ */
+export const POD_EVENTS_PATH = '/events';
+export type PodEvent = EgressAttempt;
+
+/** A control request the pod refuses: its status (400, 404) and a `detail` for the caller. */
+export class PodRequestError extends Error {
+  constructor(
+    readonly status: 400 | 404,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PodRequestError';
+  }
+}
+
+/** Which call a request is, by its method and path; a PodRequestError (404) when none. */
+export function podCallOf(method: string | undefined, path: string | undefined): PodCall {
+  for (const [call, route] of Object.entries(POD_ROUTES))
+    if (route.method === method && route.path === path) return call as PodCall;
+  throw new PodRequestError(404, `no pod route ${method} ${path}`);
+}
+
+/** The body of `call`, checked against its shape; a PodRequestError (400, with what is wrong) otherwise. */
+export function checkPodRequest<C extends PodCall>(call: C, body: unknown): PodRequest<C> {
+  const schema = POD_ROUTES[call].body;
+  if (!schema) return undefined as PodRequest<C>;
+  const { value, error } = schema.validate(body ?? {}, { convert: false });
+  if (error) throw new PodRequestError(400, `bad ${call} request: ${error.message}`);
+  return value as PodRequest<C>;
+}

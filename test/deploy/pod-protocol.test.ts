@@ -1,0 +1,130 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { podCall, PodError } from '../../server/deploy/pods/pod-control.ts';
+import { podLayout } from '../../server/pod/layout.ts';
+import { checkPodRequest, podCallOf, PodRequestError } from '../../server/pod/protocol.ts';
+import { REPO_ROOT } from '../helpers/process.ts';
+
+/**
+ * The pod's control protocol (server/pod/protocol.ts): one module both sides use, its messages checked at
+ * the pod's door. A bad message gets a 400 (an unknown route a 404) with a `detail`, and the pod goes on.
+ */
+
+t.test('the checks, without a pod', async (t) => {
+  t.same(checkPodRequest('exposeApp', { port: 3000 }), { port: 3000 });
+  t.same(checkPodRequest('ready', undefined), undefined, 'a GET carries nothing');
+  const refused = [
+    ['exposeApp', { port: '3000' }, /"port" must be a number/],
+    ['exposeApp', { port: 0 }, /"port" must be greater than or equal to 1/],
+    ['startTwins', { sandbox_id: 'sb', names: 'github', admin_token: 'x' }, /"names" must be an array/],
+    ['startTwins', { sandbox_id: 'sb', names: ['github'] }, /"admin_token" is required/],
+    ['restoreTwins', { sandbox_id: 'sb', extra: 1 }, /"extra" is not allowed/],
+    ['restoreTwins', ['sb'], /must be of type object/],
+    ['stopTwins', { purge: 'yes' }, /"purge" must be a boolean/],
+  ] as const;
+  for (const [call, body, why] of refused) {
+    const error = t.throws(() => checkPodRequest(call, body)) as PodRequestError;
+    t.ok(error instanceof PodRequestError, `${call}: a PodRequestError`);
+    t.equal(error.status, 400);
+    t.match(error.message, why);
+  }
+  t.equal(refused.length, 7, 'every refusal was tried');
+  t.equal(podCallOf('PUT', '/app'), 'exposeApp');
+  const unknown = t.throws(() => podCallOf('DELETE', '/twins')) as PodRequestError;
+  t.equal(unknown.status, 404);
+});
+
+t.test('a pod answers bad control messages with 400 and a detail, and keeps working', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'twinbox-pod-protocol-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
+  const pod = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'server/pod/main.ts')], {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH,
+      TWINBOX_POD_DIR: dir,
+      TWINBOX_POD_STATE_DIR: join(dir, 'state'),
+      TWINBOX_POD_NETWORK: 'host',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  pod.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  pod.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => pod.once('exit', (code) => resolve(code)));
+  t.teardown(async () => {
+    if (pod.exitCode === null && pod.signalCode === null) {
+      pod.kill('SIGTERM');
+      await exited;
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    const bound = setTimeout(() => reject(new Error(`the pod did not start: ${output}`)), 120_000);
+    pod.stdout.on('data', () => {
+      if (output.includes('pod ready')) {
+        clearTimeout(bound);
+        resolve();
+      }
+    });
+    void exited.then((code) => reject(new Error(`the pod exited with ${code}: ${output}`)));
+  });
+  const control = podLayout(dir).control;
+
+  /** A raw request, so that the pod sees exactly what a broken or hostile caller would send. */
+  const raw = (method: string, path: string, body: string) =>
+    new Promise<{ status: number; json: { detail?: string } }>((resolve, reject) => {
+      const req = request({ socketPath: control, method, path }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  const bad = [
+    ['POST', '/twins', '{not json', 400, /the body is not JSON/],
+    [
+      'POST',
+      '/twins',
+      JSON.stringify({ sandbox_id: 'sb', names: 'github', admin_token: 't' }),
+      400,
+      /"names" must be an array/,
+    ],
+    [
+      'POST',
+      '/twins',
+      JSON.stringify({ sandbox_id: 7, names: [], admin_token: 't' }),
+      400,
+      /"sandbox_id" must be a string/,
+    ],
+    ['PUT', '/app', JSON.stringify({ port: 'a lot' }), 400, /"port" must be a number/],
+    ['PUT', '/app', JSON.stringify([3000]), 400, /must be of type object/],
+    ['POST', '/restore', '{}', 400, /"sandbox_id" is required/],
+    ['POST', '/stop', JSON.stringify({ purge: 1 }), 400, /"purge" must be a boolean/],
+    ['DELETE', '/twins', '', 404, /no pod route DELETE \/twins/],
+  ] as const;
+  for (const [method, path, body, status, detail] of bad) {
+    const answer = await raw(method, path, body);
+    t.equal(answer.status, status, `${method} ${path} ${body}: ${status}`);
+    t.match(answer.json.detail, detail, 'with a detail that says what is wrong');
+  }
+  t.equal(bad.length, 8, 'every bad message was sent');
+
+  t.equal(pod.exitCode, null, 'the pod still runs');
+  const ready = await podCall(control, 'ready', undefined);
+  t.same(ready, { ok: true, network: 'host' }, 'and answers its protocol');
+  const refused = await podCall(control, 'exposeApp', { port: -1 }).catch((error: unknown) => error);
+  t.ok(refused instanceof PodError, "Twinbox's side gets the refusal as a PodError");
+  t.equal((refused as PodError).status, 400);
+  const { twins } = await podCall(control, 'startTwins', {
+    sandbox_id: 'sb-protocol',
+    names: ['github'],
+    admin_token: 'admin-token-of-this-test',
+  });
+  t.same(Object.keys(twins), ['github'], 'a good message still starts a twin');
+  t.match(twins.github.base_url, /^http:\/\/127\.0\.0\.1:\d+/);
+});
