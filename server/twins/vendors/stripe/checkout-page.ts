@@ -8,9 +8,16 @@
  * subresource (CSP `default-src 'none'`), and the form may post only here and be redirected only to the
  * session's own success URL.
  */
-import { StripeError, type StripeObject } from './api.ts';
-import type { CardEntry, StripeCheckout } from './checkout.ts';
-import { formatAmount } from './billing.ts';
+import { StripeError } from './errors.ts';
+import {
+  checkoutTrialDays,
+  completeCheckoutSession,
+  lineItemsList,
+  retrieveCheckoutSession,
+  type CardEntry,
+} from './resources/checkout-sessions.ts';
+import { formatAmount } from './resources/invoice-lines.ts';
+import type { StripeObject, StripeStore } from './store.ts';
 
 export const CHECKOUT_PATH = /^\/c\/pay\/(cs_test_[A-Za-z0-9]+)$/;
 export const STYLESHEET_PATH = '/c/assets/checkout.css';
@@ -203,10 +210,7 @@ export function readCard(form: URLSearchParams, askEmail: boolean): CardEntry | 
 }
 
 /** Answers the page's routes (GET and POST `/c/pay/{id}`, the stylesheet); undefined for other paths. */
-export async function checkoutPage(
-  request: Request,
-  checkout: StripeCheckout,
-): Promise<Response | undefined> {
+export async function checkoutPage(request: Request, store: StripeStore): Promise<Response | undefined> {
   const url = new URL(request.url);
   if (url.pathname === STYLESHEET_PATH) {
     if (request.method !== 'GET' && request.method !== 'HEAD') return notice(405, 'Not allowed', 'Use GET.');
@@ -224,7 +228,7 @@ export async function checkoutPage(
   if (!match) return notice(404, 'Page not found', 'There is no checkout page at this address.');
   let session: StripeObject;
   try {
-    session = checkout.retrieve(match[1]!);
+    session = retrieveCheckoutSession(store, match[1]!);
   } catch (error) {
     if (!(error instanceof StripeError)) throw error;
     return notice(404, 'Page not found', 'This checkout session does not exist.');
@@ -235,8 +239,8 @@ export async function checkoutPage(
   if (session.status === 'complete') {
     return notice(200, 'Payment complete', 'This checkout session has already been paid.');
   }
-  const items = (checkout.lineItemsList(session.id).data ?? []) as StripeObject[];
-  const trial = Boolean(checkout.trialDays(session.id));
+  const items = (lineItemsList(store, session.id).data ?? []) as StripeObject[];
+  const trial = Boolean(checkoutTrialDays(store, session.id));
   const shown = { ...session, _trial: trial } as StripeObject;
   if (request.method === 'GET' || request.method === 'HEAD') return renderForm(shown, items, {}, 200);
   if (request.method !== 'POST') return notice(405, 'Not allowed', 'Use GET or POST.');
@@ -246,7 +250,7 @@ export async function checkoutPage(
   const card = readCard(form, askEmail);
   if ('error' in card) return renderForm(shown, items, { ...state, error: card.error }, 400);
   try {
-    const completed = checkout.complete(session.id, card);
+    const completed = completeCheckoutSession(store, session.id, card);
     const target = String(completed.success_url ?? '').replace(/\{CHECKOUT_SESSION_ID\}/g, completed.id);
     if (!target) return notice(200, 'Payment complete', 'Thank you! You can close this page.');
     return new Response(null, {

@@ -7,3 +7,19 @@ export class StripeError extends Error {
     super(String(body.message));
   }
 }
+
+export const invalid = (message: string, param?: string, code?: string) =>
+  new StripeError(400, {
+    type: 'invalid_request_error',
+    message,
+    ...(param ? { param } : {}),
+    ...(code ? { code } : {}),
+  });
+
+export const missing = (type: string, id: string, param?: string) =>
+  new StripeError(param ? 400 : 404, {
+    type: 'invalid_request_error',
+    code: 'resource_missing',
+    message: `No such ${type.replace(/^checkout\.session$/, 'checkout session')}: '${id}'`,
+    ...(param ? { param } : {}),
+  });

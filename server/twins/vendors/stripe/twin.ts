@@ -3,63 +3,36 @@ import Joi from 'joi';
 import {
   TwinInputError,
   type Authorization,
+  type Granted,
   type RequestHead,
   type TwinDriver,
   type TwinFactory,
 } from '../../contract.ts';
-import { json } from '../../runtime/http.ts';
 import { ownValue, setOwn } from '../../runtime/safe-json.ts';
 import { presentedToken, randomToken, secretEquals } from '../../runtime/secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../../runtime/webhooks.ts';
-import { seedValidator } from '../../kit/seed-validator.ts';
-import {
-  STRIPE_API_VERSION,
-  StripeApi,
-  StripeError,
-  emptyStripeState,
-  type StripeObject,
-  type StripeState,
-} from './api.ts';
-import { StripeBilling } from './billing.ts';
-import { StripeCheckout } from './checkout.ts';
-import { checkoutPage } from './checkout-page.ts';
-import { expandPaths, expandResponse } from './expand.ts';
-import { ROUTES, type StripeServices } from './routes.ts';
-import { StripeWebhookEndpoints } from './webhook-endpoints.ts';
-import { cardOutcome, magicCardNumber } from './cards.ts';
-import { FormError, parseForm, type FormObject } from './form.ts';
-import { summarizeStripe } from './summary.ts';
 import { describeStripeChange } from './changes.ts';
+import { checkoutPage } from './checkout-page.ts';
+import { StripeError } from './errors.ts';
+import { expandPaths, expandResponse } from './expand.ts';
+import { FormError, parseForm, type FormObject } from './params.ts';
 import { stripePresets } from './presets.ts';
-
-interface StripeCustomerSeed {
-  id?: string;
-  email?: string;
-  name?: string;
-  metadata?: Record<string, string>;
-  /**
-   * A magic id (`pm_card_visa`, `pm_card_chargeDeclined`, ...; `tok_*` too) or a test card number: a card
-   * payment method is created, attached and made `invoice_settings.default_payment_method`.
-   */
-  payment_method?: string;
-  /** Payment intents of this customer, made with its payment method (see applySeedNow). */
-  payment_intents?: Array<{
-    amount: number;
-    currency: string;
-    status?: 'succeeded' | 'requires_payment_method';
-  }>;
-}
-
-interface StripeSeed {
-  customers?: StripeCustomerSeed[];
-  products?: Array<{
-    id?: string;
-    name: string;
-    description?: string;
-    prices?: Array<{ id?: string; unit_amount: number; currency: string; recurring?: { interval: string } }>;
-  }>;
-  webhook?: { url: string; events?: string[] };
-}
+import { lineItemsList } from './resources/checkout-sessions.ts';
+import { confirmationSecret, payInvoiceOfIntent } from './resources/invoices.ts';
+import { endpointTargets } from './resources/webhook-endpoints.ts';
+import { ROUTES, type StripeContext } from './routes.ts';
+import { seedStripe, validateStripeSeed, type StripeSeed } from './seed.ts';
+import {
+  idempotencyMismatch,
+  injectedFault,
+  refusedInput,
+  refusedParam,
+  stripeJson,
+  unauthorized,
+  unrecognizedUrl,
+} from './shape.ts';
+import { StripeStore, emptyStripeState, type StripeObject, type StripeState } from './store.ts';
+import { summarizeStripe } from './summary.ts';
 
 interface StripeSaved {
   secret_key: string;
@@ -70,57 +43,6 @@ interface StripeSaved {
   state: StripeState;
 }
 
-const seedSchema = Joi.object<StripeSeed>({
-  customers: Joi.array().items(
-    Joi.object({
-      id: Joi.string().pattern(/^cus_\w+$/),
-      email: Joi.string().email(),
-      name: Joi.string(),
-      metadata: Joi.object().pattern(Joi.string(), Joi.string()),
-      payment_method: Joi.string()
-        .custom((value: string, helpers) =>
-          magicCardNumber(value) || (/^\d{13,19}$/.test(value) && cardOutcome(value))
-            ? value
-            : helpers.error('any.invalid'),
-        )
-        .messages({
-          'any.invalid':
-            '{{#label}} must be a test card number (e.g. 4000000000000002) or a magic id such as pm_card_visa or pm_card_chargeDeclined',
-        }),
-      payment_intents: Joi.array().items(
-        Joi.object({
-          amount: Joi.number().integer().min(1).required(),
-          currency: Joi.string().length(3).required(),
-          status: Joi.string().valid('succeeded', 'requires_payment_method'),
-        }),
-      ),
-    }),
-  ),
-  products: Joi.array().items(
-    Joi.object({
-      id: Joi.string().pattern(/^prod_\w+$/),
-      name: Joi.string().required(),
-      description: Joi.string(),
-      prices: Joi.array().items(
-        Joi.object({
-          id: Joi.string().pattern(/^price_\w+$/),
-          unit_amount: Joi.number().integer().min(0).required(),
-          currency: Joi.string().length(3).required(),
-          recurring: Joi.object({ interval: Joi.string().valid('day', 'week', 'month', 'year').required() }),
-        }),
-      ),
-    }),
-  ),
-  webhook: Joi.object({
-    url: Joi.string()
-      .uri({ scheme: ['http', 'https'] })
-      .required(),
-    events: Joi.array().items(Joi.string()),
-  }),
-});
-
-const validateStripeSeed = seedValidator('stripe', seedSchema);
-
 /** `Stripe-Signature: t=...,v1=...` exactly as stripe.webhooks.constructEvent verifies it. */
 export const stripeSigner: WebhookSigner = ({ body, secret }) => {
   const t = Math.floor(Date.now() / 1000);
@@ -130,20 +52,12 @@ export const stripeSigner: WebhookSigner = ({ body, secret }) => {
   };
 };
 
-function stripeJson(status: number, body: unknown, extra: Record<string, string> = {}): Response {
-  return json(status, body, {
-    'request-id': `req_${randomToken('', 9)}`,
-    'stripe-version': STRIPE_API_VERSION,
-    ...extra,
-  });
-}
-
 class StripeTwin implements TwinDriver {
   readonly webhooks = new WebhookOutbox(stripeSigner);
   /** One outbox per endpoint made with `POST /v1/webhook_endpoints`, each signing with its own secret. */
   private readonly endpointOutboxes = new Map<string, WebhookOutbox>();
-  private api: StripeApi;
-  private readonly services: StripeServices;
+  private readonly store: StripeStore;
+  private readonly context: StripeContext;
   /** Where browsers reach this twin (the hosted checkout page); set through the admin API, see docs/twins.md. */
   publicUrl: string | undefined;
 
@@ -153,22 +67,20 @@ class StripeTwin implements TwinDriver {
     private readonly keys: { secret_key: string; publishable_key: string; webhook_secret: string },
     state: StripeState,
   ) {
-    this.api = new StripeApi(state, (event) => this.deliver(event));
-    const billing = new StripeBilling(this.api);
-    this.services = {
-      api: this.api,
-      billing,
-      checkout: new StripeCheckout(this.api, billing, () =>
-        (this.publicUrl ?? this.host.origin).replace(/\/$/, ''),
-      ),
-      endpoints: new StripeWebhookEndpoints(this.api),
+    this.store = new StripeStore(state, {
+      emit: (event) => this.deliver(event),
+      intentSucceeded: payInvoiceOfIntent,
+    });
+    this.context = {
+      store: this.store,
+      pageOrigin: () => (this.publicUrl ?? this.host.origin).replace(/\/$/, ''),
     };
   }
 
   private deliver(event: StripeObject): void {
     const type = event.type as string;
     void this.webhooks.deliver(type, event);
-    for (const target of this.services.endpoints.targetsFor(type)) {
+    for (const target of endpointTargets(this.store, type)) {
       let outbox = this.endpointOutboxes.get(target.id);
       if (!outbox) {
         outbox = new WebhookOutbox(stripeSigner);
@@ -188,23 +100,13 @@ class StripeTwin implements TwinDriver {
     const presented = presentedToken(head.headers.get('authorization'));
     const key = presented && ['bearer', 'basic'].includes(presented.scheme) ? presented.token : '';
     if (key && secretEquals(key, this.keys.secret_key)) return true;
-    const shown = key ? `${key.slice(0, 8)}${'*'.repeat(Math.max(0, key.length - 12))}${key.slice(-4)}` : '';
-    return stripeJson(401, {
-      error: {
-        type: 'invalid_request_error',
-        message: key
-          ? `Invalid API Key provided: ${shown}`
-          : "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
-      },
-    });
+    return unauthorized(key);
   }
 
-  async handle(request: Request): Promise<Response> {
+  async handle(request: Request, granted: Granted): Promise<Response> {
     const url = new URL(request.url);
-    const verdict = this.authorize({ method: request.method, url, headers: request.headers });
-    if (verdict instanceof Response) return verdict;
-    if (verdict === 'public') {
-      const page = await checkoutPage(request, this.services.checkout);
+    if (granted === 'public') {
+      const page = await checkoutPage(request, this.store);
       if (page) return page;
     }
     // stripe-node sends the parameters of a DELETE (`cancellation_details[...]`) in the query string.
@@ -219,26 +121,17 @@ class StripeTwin implements TwinDriver {
       form = parseForm(text);
     } catch (error) {
       if (!(error instanceof FormError)) throw error;
-      return stripeJson(400, {
-        error: { type: 'invalid_request_error', message: error.message, param: error.param },
-      });
+      return refusedParam(error.message, error.param);
     }
     const idempotencyKey = request.headers.get('idempotency-key') ?? undefined;
-    const state = this.api.state;
+    const state = this.store.state;
     // Stripe replays the first response for a repeated key, and refuses the key with other parameters.
     if (idempotencyKey && request.method === 'POST') {
       const fingerprint = createHash('sha256').update(`${url.pathname}\n${text}`).digest('hex');
       // The key is the caller's: only this state's own entries count, never a prototype property.
       const seen = ownValue(state.idempotency, idempotencyKey);
       if (seen) {
-        if (seen.fingerprint !== fingerprint) {
-          return stripeJson(400, {
-            error: {
-              type: 'idempotency_error',
-              message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.`,
-            },
-          });
-        }
+        if (seen.fingerprint !== fingerprint) return idempotencyMismatch(idempotencyKey);
         return stripeJson(seen.status, seen.body, {
           'idempotent-replayed': 'true',
           'idempotency-key': idempotencyKey,
@@ -254,14 +147,7 @@ class StripeTwin implements TwinDriver {
 
   /** Stripe's error shape for input refused before `handle` (bad keys, too large) or a thrown TwinInputError. */
   errorResponse(status: number, message: string, code?: string): Response {
-    if (status >= 500) return stripeJson(status, { error: { type: 'api_error', message } });
-    const text =
-      code === 'too_large'
-        ? `${message.charAt(0).toUpperCase()}${message.slice(1)}.`
-        : code === 'forbidden_key'
-          ? `Received unknown parameter: ${message.replace(/^"(.*)" is not an allowed key$/, '$1')}`
-          : message;
-    return stripeJson(status, { error: { type: 'invalid_request_error', message: text } });
+    return refusedInput(status, message, code);
   }
 
   /** Synchronous on purpose: a request's read-modify-write cannot interleave with another's. */
@@ -279,31 +165,26 @@ class StripeTwin implements TwinDriver {
       try {
         const paths = expandPaths(query, form);
         for (const [k] of [...query]) if (/^expand\[/.test(k)) query.delete(k);
-        const body = handler(this.services, match, form, query, key);
-        return { status: 200, body: expandResponse(body, paths, (id) => this.api.lookup(id), this.computed) };
+        const body = handler(this.context, match, form, query, key);
+        return {
+          status: 200,
+          body: expandResponse(body, paths, (id) => this.store.lookup(id), this.computed),
+        };
       } catch (error) {
         if (error instanceof StripeError) return { status: error.status, body: { error: error.body } };
         throw error;
       }
     }
-    return {
-      status: 404,
-      body: {
-        error: {
-          type: 'invalid_request_error',
-          message: `Unrecognized request URL (${method}: ${url.pathname}).`,
-        },
-      },
-    };
+    return { status: 404, body: unrecognizedUrl(method, url.pathname) };
   }
 
   /** Fields Stripe sends only when expanded: a session's `line_items`, an invoice's `confirmation_secret`. */
   private readonly computed = (object: Record<string, unknown>, field: string): unknown => {
     if (object.object === 'checkout.session' && field === 'line_items' && typeof object.id === 'string') {
-      return this.services.checkout.lineItemsList(object.id);
+      return lineItemsList(this.store, object.id);
     }
     if (object.object === 'invoice' && field === 'confirmation_secret') {
-      return this.services.billing.confirmationSecret(object);
+      return confirmationSecret(this.store, object);
     }
     return undefined;
   };
@@ -344,12 +225,12 @@ class StripeTwin implements TwinDriver {
       ...this.keys,
       target: this.webhooks.target,
       ...(this.publicUrl ? { public_url: this.publicUrl } : {}),
-      state: this.api.state,
+      state: this.store.state,
     };
   }
 
   async reset(): Promise<void> {
-    this.api.state = emptyStripeState();
+    this.store.state = emptyStripeState();
     this.webhooks.clear();
     for (const outbox of this.endpointOutboxes.values()) void outbox.close();
     this.endpointOutboxes.clear();
@@ -362,82 +243,8 @@ class StripeTwin implements TwinDriver {
 
   /** Seeding writes objects directly: it records and sends no events (they were not API calls). */
   applySeedNow(seed: StripeSeed, setTarget: boolean): void {
-    const quiet = new StripeApi(this.api.state, null);
-    try {
-      for (const c of seed.customers ?? []) {
-        const created = quiet.createCustomer({
-          ...(c.email ? { email: c.email } : {}),
-          ...(c.name ? { name: c.name } : {}),
-          metadata: c.metadata ?? {},
-        });
-        const id = c.id ?? created.id;
-        if (c.id) this.rename(created, c.id);
-        let pm: StripeObject | undefined;
-        if (c.payment_method) {
-          const number = magicCardNumber(c.payment_method);
-          pm = number
-            ? quiet.resolvePaymentMethod(c.payment_method)
-            : quiet.createPaymentMethod({ type: 'card', card: { number: c.payment_method } });
-          quiet.attachPaymentMethod(pm.id, { customer: id });
-          quiet.updateCustomer(id, { invoice_settings: { default_payment_method: pm.id } });
-        }
-        for (const p of c.payment_intents ?? []) this.seedPaymentIntent(quiet, id, pm, p);
-      }
-      for (const p of seed.products ?? []) {
-        const product = quiet.createProduct({
-          name: p.name,
-          ...(p.id ? { id: p.id } : {}),
-          ...(p.description ? { description: p.description } : {}),
-        });
-        for (const price of p.prices ?? []) {
-          quiet.createPrice({
-            product: product.id,
-            unit_amount: String(price.unit_amount),
-            currency: price.currency,
-            ...(price.id ? { id: price.id } : {}),
-            ...(price.recurring ? { recurring: { interval: price.recurring.interval } } : {}),
-          });
-        }
-      }
-    } catch (error) {
-      if (error instanceof StripeError) throw new TwinInputError(400, `stripe seed: ${error.message}`);
-      throw error;
-    }
+    seedStripe(this.store.state, seed);
     if (setTarget && seed.webhook) this.configureTarget(seed.webhook);
-  }
-
-  /**
-   * `succeeded`: confirmed with the customer's payment method, or with a fresh `pm_card_visa` when it has
-   * none or it declines. `requires_payment_method` (default): when the customer's card declines, the intent
-   * records that failed attempt (`last_payment_error`, a failed charge); otherwise it has no payment method.
-   */
-  private seedPaymentIntent(
-    api: StripeApi,
-    customer: string,
-    pm: StripeObject | undefined,
-    p: NonNullable<StripeCustomerSeed['payment_intents']>[number],
-  ): void {
-    const declines = pm
-      ? Boolean(cardOutcome(String(this.api.state.objects[pm.id]?.hidden?.number))?.decline)
-      : false;
-    const pi = api.createPaymentIntent({ amount: String(p.amount), currency: p.currency, customer });
-    if (p.status === 'succeeded') {
-      api.confirmPaymentIntent(pi.id, { payment_method: pm && !declines ? pm.id : 'pm_card_visa' });
-    } else if (pm && declines) {
-      try {
-        api.confirmPaymentIntent(pi.id, { payment_method: pm.id });
-      } catch (error) {
-        if (!(error instanceof StripeError)) throw error;
-      }
-    }
-  }
-
-  private rename(object: StripeObject, id: string): void {
-    const state = this.api.state;
-    const entry = state.objects[object.id]!;
-    delete state.objects[object.id];
-    entry.data = { ...entry.data, id };
-    setOwn(state.objects, id, entry);
   }
 
   configureTarget(w: NonNullable<StripeSeed['webhook']>): void {
@@ -445,22 +252,7 @@ class StripeTwin implements TwinDriver {
   }
 
   faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
-    if (kind === 'rate_limit') {
-      return stripeJson(429, {
-        error: {
-          type: 'invalid_request_error',
-          code: 'rate_limit',
-          message:
-            'Too many requests hit the API too quickly. We recommend an exponential backoff of your requests.',
-        },
-      });
-    }
-    return stripeJson(status, {
-      error: {
-        type: status >= 500 ? 'api_error' : 'invalid_request_error',
-        message: `Injected fault (${status})`,
-      },
-    });
+    return injectedFault(kind, status);
   }
 
   async close(): Promise<void> {
