@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import Joi from 'joi';
 import type { Authorization, RequestHead } from '../../contract.ts';
 import type { Engine } from '../../engine/emulate.ts';
@@ -15,7 +15,7 @@ import {
   type SigV4Credential,
 } from './sigv4.ts';
 import { describeAwsChange } from './changes.ts';
-import { queryError, s3Error, withUserMetadata } from './shape.ts';
+import { toAwsResponse } from './shape.ts';
 import { summarizeAws } from './summary.ts';
 import { awsPresets } from './presets.ts';
 
@@ -92,6 +92,39 @@ const QUERY_SERVICES = new Set(['sts', 'iam', 'sqs']);
 // AWS refuses a signature whose time is more than 15 minutes off, and presigned URLs over 7 days.
 const MAX_SKEW_MS = 15 * 60 * 1000;
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+const xmlEscape = (s: string) =>
+  s.replace(/[<>&'"]/g, (c) => `&${{ '<': 'lt', '>': 'gt', '&': 'amp', "'": 'apos', '"': 'quot' }[c]};`);
+
+/** S3's error document (REST-XML): `<Error>` at the root, request ids in headers too. */
+function s3Error(
+  status: number,
+  code: string,
+  message: string,
+  extra: Record<string, string> = {},
+): Response {
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  const hostId = randomBytes(32).toString('base64');
+  const fields = Object.entries(extra)
+    .map(([k, v]) => `<${k}>${xmlEscape(v)}</${k}>`)
+    .join('');
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message>${fields}<RequestId>${requestId}</RequestId><HostId>${hostId}</HostId></Error>`;
+  return new Response(body, {
+    status,
+    headers: { 'content-type': 'application/xml', 'x-amz-request-id': requestId, 'x-amz-id-2': hostId },
+  });
+}
+
+/** The query protocol's error document (STS, IAM, SQS): `<ErrorResponse><Error><Type>...`. */
+function queryError(status: number, code: string, message: string): Response {
+  const requestId = randomUUID();
+  const type = status >= 500 ? 'Receiver' : 'Sender';
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<ErrorResponse><Error><Type>${type}</Type><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`;
+  return new Response(body, {
+    status,
+    headers: { 'content-type': 'text/xml', 'x-amzn-requestid': requestId },
+  });
+}
 
 /** The service a request is for: its credential scope, else the engine's path prefix, else S3. */
 function serviceOf(cred: SigV4Credential | undefined, pathname: string): string {
@@ -303,25 +336,16 @@ class AwsTwin extends EngineTwin {
         ...(method === 'GET' || method === 'HEAD' ? {} : { body: new Uint8Array(body) }),
       }),
     );
-    return method === 'HEAD' && cred.service === 's3' && response.ok
-      ? this.withMetadata(url.pathname, response)
-      : response;
-  }
-
-  /** A HeadObject answer, with the object's user metadata. */
-  private withMetadata(pathname: string, response: Response): Response {
-    const [, bucket, ...rest] = pathname.split('/');
-    if (!bucket || rest.length === 0) return response;
-    let key: string;
-    try {
-      key = decodeURIComponent(rest.join('/'));
-    } catch {
-      return response;
-    }
-    const object = this.collection('aws.s3_objects')
-      .findBy('bucket_name', decodeURIComponent(bucket))
-      .find((o) => o.key === key);
-    return withUserMetadata(response, object?.metadata);
+    return toAwsResponse(
+      method,
+      cred.service,
+      url.pathname,
+      response,
+      (bucket, key) =>
+        this.collection('aws.s3_objects')
+          .findBy('bucket_name', bucket)
+          .find((o) => o.key === key)?.metadata,
+    );
   }
 
   errorResponse(status: number, message: string, code?: string): Response {

@@ -1,20 +1,9 @@
 /**
  * The engine's answers in the shape Okta gives them, where the two differ (checked against Okta's own
- * description in test/twins/okta.test.ts), and Okta's error body.
+ * description in test/twins/okta.test.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { json } from '../../runtime/http.ts';
-
-/** Okta's error body (`errorCode`, `errorSummary`, `errorLink`, `errorId`, `errorCauses`). */
-export function oktaError(status: number, errorCode: string, errorSummary: string): Response {
-  return json(status, {
-    errorCode,
-    errorSummary,
-    errorLink: errorCode,
-    errorId: `oae${randomBytes(11).toString('base64url')}`,
-    errorCauses: [],
-  });
-}
 
 /** The management API's create operations (answered 200 by Okta; authorization servers 201, as the engine does). */
 const CREATE_PATH = /^\/api\/v1\/(users|groups|apps)$/;

@@ -4,11 +4,12 @@ import { TwinInputError, type Authorization, type Granted, type RequestHead } fr
 import type { Engine } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
 import { credentialFieldsSaved, engineTwinFactory } from '../../engine/factory.ts';
+import { json } from '../../runtime/http.ts';
 import { randomToken, secretEquals } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { seedValidator } from '../../kit/seed-validator.ts';
 import { describeOktaChange } from './changes.ts';
-import { oktaError, toOktaResponse } from './shape.ts';
+import { toOktaResponse } from './shape.ts';
 import { summarizeOkta } from './summary.ts';
 import { oktaPresets } from './presets.ts';
 
@@ -65,6 +66,17 @@ const validateOktaSeed = seedValidator('okta', schema, {
     }
   },
 });
+
+/** Okta's error body (`errorCode`, `errorSummary`, `errorLink`, `errorId`, `errorCauses`). */
+function oktaError(status: number, errorCode: string, errorSummary: string): Response {
+  return json(status, {
+    errorCode,
+    errorSummary,
+    errorLink: errorCode,
+    errorId: `oae${randomBytes(11).toString('base64url')}`,
+    errorCauses: [],
+  });
+}
 
 /** Demo objects the engine always creates, with a published client secret: not in a Twinbox org. */
 const ENGINE_DEMO = { user: 'testuser@okta.local', clients: ['okta-test-client', 'okta-test-app'] };
