@@ -126,5 +126,5 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
     admin_token: 'admin-token-of-this-test',
   });
   t.same(Object.keys(twins), ['github'], 'a good message still starts a twin');
-  t.match(twins.github.base_url, /^http:\/\/127\.0\.0\.1:\d+/);
+  t.match(twins.github?.base_url, /^http:\/\/127\.0\.0\.1:\d+/);
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
 import { releaseCgroupTree } from './cgroups.ts';
+import { mountPoints } from './mounts.ts';
 import { findExecutable, HELPER_ENV, helpers } from './trusted-executables.ts';
 import { deleteNamespace, listNamespaces, namespacePids, NETNS_PREFIX, netnsPrefixOf } from './netns.ts';
 
@@ -64,11 +65,6 @@ function ownerAlive(entry: InstanceEntry): boolean {
   return start !== undefined && start === entry.pid_start;
 }
 
-/** Mountinfo escapes space, tab, newline and backslash as octal. */
-function unescapeMount(field: string): string {
-  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-}
-
 /** A path as the kernel shows it once its directory was removed ("<path> (deleted)"). */
 function undeleted(path: string): string {
   return path.endsWith(' (deleted)') ? path.slice(0, -' (deleted)'.length) : path;
@@ -80,16 +76,8 @@ function under(path: string, dir: string): boolean {
 
 /** Mount points at or below `dir` in this mount namespace, deepest (latest) first. */
 export function mountsUnder(dir: string): string[] {
-  let text = '';
-  try {
-    text = readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .map((line) => unescapeMount(line.split(' ')[4] ?? ''))
-    .filter((point) => point && under(point, dir))
+  return mountPoints()
+    .filter((point) => under(point, dir))
     .reverse();
 }
 

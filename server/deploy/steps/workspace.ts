@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { chmod, mkdir, open, readdir, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { mountPoints } from '../confinement/mounts.ts';
 import { HELPER_ENV, helpers } from '../confinement/trusted-executables.ts';
 
 const run = promisify(execFile);
@@ -26,25 +27,6 @@ export interface Workspace {
 /** A step of making a disk workspace failed; `createWorkspace` falls back to a tmpfs and says why. */
 export class DiskWorkspaceError extends Error {
   readonly kind = 'disk-workspace';
-}
-
-/** Mount points in this mount namespace (mountinfo escapes spaces and the like as octal). */
-function mountPoints(): string[] {
-  let text = '';
-  try {
-    text = readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .map((line) => line.split(' ')[4])
-    .filter((field): field is string => Boolean(field))
-    .map(unescapeMountField);
-}
-
-function unescapeMountField(field: string): string {
-  return field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
 function canonical(path: string): string {
