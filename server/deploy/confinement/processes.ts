@@ -195,12 +195,8 @@ export class PidFiles {
 
   /** Kills the groups in every pid file left by an earlier run; returns the sandbox ids that had one. */
   async killLeftovers(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch {
-      return [];
-    }
+    // None there yet (or unreadable): nothing left to find.
+    const names = await readdir(this.dir).catch((): string[] => []);
     const found: string[] = [];
     for (const name of names.filter((n) => n.endsWith('.pid'))) {
       const id = decodeURIComponent(name.slice(0, -4));

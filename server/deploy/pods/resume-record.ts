@@ -51,12 +51,8 @@ export class ResumeRecords {
 
   /** Every record on disk (torn temporaries removed). */
   async all(): Promise<ResumeRecord[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch {
-      return [];
-    }
+    // None there yet (or unreadable): nothing left to find.
+    const names = await readdir(this.dir).catch((): string[] => []);
     const records: ResumeRecord[] = [];
     for (const name of names) {
       if (name.endsWith('.tmp')) {

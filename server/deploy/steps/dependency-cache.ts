@@ -92,12 +92,8 @@ export class DependencyCache {
    * image) and half-copied entries. Call at start, before any install. Returns their names.
    */
   async sweep(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.cacheDir);
-    } catch {
-      return [];
-    }
+    // None there yet (or unreadable): nothing left to find.
+    const names = await readdir(this.cacheDir).catch((): string[] => []);
     const leftovers = names.filter((n) => n.startsWith('.staging-') || n.startsWith('.incoming-'));
     for (const name of leftovers) await removeWorkspace(join(this.cacheDir, name));
     return leftovers;
