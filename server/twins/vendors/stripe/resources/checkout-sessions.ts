@@ -6,7 +6,18 @@
  */
 import { cardOutcome } from '../cards.ts';
 import { invalid } from '../errors.ts';
-import { arr, bool, int, listLimit, metadata, obj, oneOf, str, type FormObject } from '../params.ts';
+import {
+  arr,
+  bool,
+  int,
+  listLimit,
+  metadata,
+  missingParam,
+  obj,
+  oneOf,
+  str,
+  type FormObject,
+} from '../params.ts';
 import { newId, now, type StripeObject, type StripeStore } from '../store.ts';
 import { createCustomer } from './customers.ts';
 import { confirmPaymentIntent, createPaymentIntent } from './payment-intents.ts';
@@ -45,7 +56,7 @@ function checkedUrl(value: unknown, param: string): string | null {
  */
 export function createCheckoutSession(store: StripeStore, b: FormObject, pageOrigin: () => string) {
   const mode = oneOf(b.mode, 'mode', ['payment', 'setup', 'subscription'] as const);
-  if (!mode) throw invalid('Missing required param: mode.', 'mode', 'parameter_missing');
+  if (!mode) missingParam('mode');
   if (mode === 'setup')
     throw invalid('This twin supports Checkout in payment and subscription mode only.', 'mode');
   // 2026-10-28.endive names the hosted page `hosted_page`; older API versions said `hosted`.
@@ -67,8 +78,7 @@ export function createCheckoutSession(store: StripeStore, b: FormObject, pageOri
   const successUrl = checkedUrl(b.success_url, 'success_url');
   const cancelUrl = checkedUrl(b.cancel_url, 'cancel_url');
   const rawItems = arr(b.line_items);
-  if (!rawItems.length)
-    throw invalid('Missing required param: line_items.', 'line_items', 'parameter_missing');
+  if (!rawItems.length) missingParam('line_items');
   const created = now();
   const expiresAt = int(b.expires_at, 'expires_at') ?? created + 24 * HOUR;
   if (expiresAt < created + HOUR / 2 || expiresAt > created + 24 * HOUR) {

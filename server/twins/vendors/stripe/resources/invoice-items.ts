@@ -6,6 +6,7 @@ import {
   int,
   mergeMetadata,
   metadata,
+  missingParam,
   obj,
   required,
   str,
@@ -47,7 +48,7 @@ export function createInvoiceItem(store: StripeStore, b: FormObject, idempotency
     const total = int(b.amount, 'amount');
     const unit = int(b.unit_amount_decimal, 'unit_amount_decimal');
     if (total === undefined && unit === undefined) {
-      throw invalid('Missing required param: amount.', 'amount', 'parameter_missing');
+      missingParam('amount');
     }
     amount = total ?? unit! * quantity;
     currency = currencyOf(b.currency);

@@ -3,10 +3,21 @@
  * `plan` view of the price that Stripe still sends; the subscription embeds them as its `items` list.
  */
 import { invalid } from '../errors.ts';
-import { bool, int, mergeMetadata, metadata, obj, str, type FormObject, type FormValue } from '../params.ts';
+import {
+  bool,
+  int,
+  mergeMetadata,
+  metadata,
+  missingParam,
+  obj,
+  str,
+  type FormObject,
+  type FormValue,
+} from '../params.ts';
 import { now, type StripeObject, type StripeStore } from '../store.ts';
 import { resolvePrice } from './products.ts';
 
+/** The legacy `plan` view of a price, which subscription items still carry. */
 function planOf(price: StripeObject) {
   const recurring = price.recurring as {
     interval: string;
@@ -160,8 +171,7 @@ export function updateSubscriptionItems(
 
 export function listSubscriptionItems(store: StripeStore, q: URLSearchParams) {
   const subscription = q.get('subscription');
-  if (!subscription)
-    throw invalid('Missing required param: subscription.', 'subscription', 'parameter_missing');
+  if (!subscription) missingParam('subscription');
   store.find('subscription', subscription, 'subscription');
   return store.list('subscription_item', q, '/v1/subscription_items', (i) => i.subscription === subscription);
 }

@@ -12,6 +12,7 @@ import {
   int,
   mergeMetadata,
   metadata,
+  missingParam,
   obj,
   oneOf,
   required,
@@ -74,7 +75,7 @@ function trialEndOf(b: FormObject, prices: StripeObject[], start: number): numbe
 export function createSubscription(store: StripeStore, b: FormObject, idempotencyKey?: string) {
   const customer = store.find('customer', required(b.customer, 'customer'), 'customer');
   const rawItems = arr(b.items);
-  if (!rawItems.length) throw invalid('Missing required param: items.', 'items', 'parameter_missing');
+  if (!rawItems.length) missingParam('items');
   const items = itemParams(store, rawItems);
   const currency = items[0]!.price.currency as string;
   const collection =
@@ -82,7 +83,7 @@ export function createSubscription(store: StripeStore, b: FormObject, idempotenc
     'charge_automatically';
   const daysUntilDue = int(b.days_until_due, 'days_until_due');
   if (collection === 'send_invoice' && daysUntilDue === undefined) {
-    throw invalid('Missing required param: days_until_due.', 'days_until_due', 'parameter_missing');
+    missingParam('days_until_due');
   }
   const behavior =
     oneOf(b.payment_behavior, 'payment_behavior', [
