@@ -5,60 +5,34 @@ import type { Logger } from 'pino';
 import { DeployFailure, type Deployer, type DeployResult } from '../sandboxes/deployer.ts';
 import { vendorOf, type BlockedEgress } from '../sandboxes/egress.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
-import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
 import { PodStartError } from '../pod/start-failure.ts';
-import { TwinAdminClient } from '../twins/kit/admin-client.ts';
-import { DependencyCache } from './steps/dependency-cache.ts';
-import { waitForHttp } from './steps/health.ts';
-import type { ExecSpec, Isolation } from './confinement/isolation.ts';
 import { SandboxLogs, type LogSink } from './confinement/logs.ts';
+import { PidFiles, type GroupProcess } from './confinement/processes.ts';
+import { appExit, LocalRunner, RunningSandboxes, type LocalRunnerOptions } from './local-runner.ts';
+import type { Pod } from './pods/pods.ts';
+import { ResumeRecords } from './pods/resume-record.ts';
+import { DependencyCache } from './steps/dependency-cache.ts';
 import {
   DEPLOY_STEPS,
   RESUME_STEPS,
   runPipeline,
   settleAppEnvironment,
   type DeployContext,
-  type DeployRunner,
   type StepObserver,
   type StepTimings,
 } from './steps/pipeline.ts';
-import type { Pod, PodManager } from './pods/pods.ts';
-import { freePort } from './ports.ts';
-import { PidFiles, runStep, spawnGroup, type Exit, type GroupProcess } from './confinement/processes.ts';
-import { repositoryRegistries } from './steps/npm-registries.ts';
-import type { SourceFetcher } from './steps/source.ts';
-import { ResumeRecords } from './pods/resume-record.ts';
 import { createWorkspace, isMountPoint, removeWorkspace, sweepWorkspaces } from './steps/workspace.ts';
 
 export type { StepTimings } from './steps/pipeline.ts';
+export type { SandboxUrls } from './local-runner.ts';
 
-/** Public URLs of a sandbox's app and twins (the router serves them). */
-export interface SandboxUrls {
-  appUrl(sandboxId: string): string;
-  twinUrl(sandboxId: string, twin: string): string;
-}
-
-export interface LocalDeployerOptions {
+export interface LocalDeployerOptions extends LocalRunnerOptions {
   dataDir: string;
-  pods: PodManager;
-  urls: SandboxUrls;
-  source: SourceFetcher;
-  isolation: Isolation;
   logger: Logger;
-  /** Is `name` in the twin catalog? (Profile twins are repository text, so they are checked.) */
-  supportedTwin: (name: string) => boolean;
   /** Seed documents per twin for a sandbox (its scenario's), if any. */
   seedsFor?: (sandbox: SandboxRecord) => Promise<Record<string, unknown> | undefined>;
-  healthTimeoutMs: number;
-  buildTimeoutMs: number;
-  memoryBytes: number;
   /** Size cap of a sandbox's workspace. */
   diskBytes: number;
-  /**
-   * The machine's npm `registry` (npm-registries.ts): an install uses it when the repository's `.npmrc`
-   * names none, since the install's npm does not read Twinbox's user config.
-   */
-  npmRegistry?: string;
   logBytes: number;
   logFileBytes: number;
   /** Told when a ready app exits on its own (the lifecycle fails its sandbox). */
@@ -81,12 +55,8 @@ export interface LocalDeployerOptions {
  * the sandbox's `error` text.
  */
 export class LocalDeployer implements Deployer {
-  private readonly apps = new Map<string, GroupProcess>();
-  /** Steps (install, build) in flight, so teardown can stop them too. */
-  private readonly steps = new Map<string, GroupProcess>();
   /** Releases under way, by sandbox: a crashed app's exit is not a crash while its sandbox is released. */
   private readonly releasing = new Map<string, Promise<void>>();
-  private readonly pods = new Map<string, Pod>();
   /** Sandboxes whose app is up (deployed or resumed): a shutdown keeps them to resume at the next start. */
   private readonly deployed = new Set<string>();
   /** Resumes under way, so a teardown or shutdown can stop them (and a shutdown wait for them). */
@@ -94,16 +64,17 @@ export class LocalDeployer implements Deployer {
   private readonly resumeRecords: ResumeRecords;
   readonly logs: SandboxLogs;
   readonly timings = new Map<string, StepTimings>();
-  private readonly pids: PidFiles;
-  private readonly deps: DependencyCache;
+  private readonly running: RunningSandboxes;
+  private readonly runner: LocalRunner;
 
   constructor(private readonly opts: LocalDeployerOptions) {
     this.logs = new SandboxLogs(join(opts.dataDir, 'logs'), opts.logBytes, opts.logFileBytes);
-    this.pids = new PidFiles(join(opts.dataDir, 'run'));
     this.resumeRecords = new ResumeRecords(join(opts.dataDir, 'resume'));
-    this.deps = new DependencyCache(join(opts.dataDir, 'cache', 'node_modules'), {
+    this.running = new RunningSandboxes(new PidFiles(join(opts.dataDir, 'run')));
+    const deps = new DependencyCache(join(opts.dataDir, 'cache', 'node_modules'), {
       stagingBytes: opts.diskBytes,
     });
+    this.runner = new LocalRunner(opts, this.running, deps);
   }
 
   /** `none` when apps share the host's network and file system (development without isolation). */
@@ -121,7 +92,7 @@ export class LocalDeployer implements Deployer {
    * ones recover() will resume) stay; those of any other sandbox go. Call before recover().
    */
   async killLeftovers(resume: ReadonlySet<string> = new Set()): Promise<string[]> {
-    const found = await this.pids.killLeftovers();
+    const found = await this.running.pids.killLeftovers();
     await this.opts.isolation.killLeftovers();
     const keepSlots = new Set<string>();
     for (const record of await this.resumeRecords.all()) {
@@ -155,12 +126,12 @@ export class LocalDeployer implements Deployer {
 
   /** PID (= process group) of a sandbox's running app, for tests and diagnostics. */
   appPid(sandboxId: string): number | undefined {
-    return this.apps.get(sandboxId)?.pid;
+    return this.running.apps.get(sandboxId)?.pid;
   }
 
   /** The pod of a live sandbox: the router reaches its app and twins through the pod's sockets. */
   podOf(sandboxId: string): Pod | undefined {
-    return this.pods.get(sandboxId);
+    return this.running.pods.get(sandboxId);
   }
 
   async deploy(sandbox: SandboxRecord, signal: AbortSignal): Promise<DeployResult> {
@@ -178,10 +149,10 @@ export class LocalDeployer implements Deployer {
       if (!workspace.enforced) log.note(`workspace size is not capped here: ${workspace.reason}`);
       else if (workspace.reason) log.note(`workspace: ${workspace.reason}`);
       if (sandbox.twin_names.length) {
-        ctx.earlyTwins = this.startTwins(ctx, sandbox.twin_names);
+        ctx.earlyTwins = this.runner.startTwins(ctx, sandbox.twin_names);
         ctx.earlyTwins.catch(() => {});
       }
-      await runPipeline(ctx, this, timings, DEPLOY_STEPS);
+      await runPipeline(ctx, this.runner, timings, DEPLOY_STEPS);
       await this.resumeRecords.write({
         format: 1,
         sandbox_id: sandbox.id,
@@ -254,9 +225,9 @@ export class LocalDeployer implements Deployer {
       // The variables its deploy gave the app, as they were: the twins came back at the same URLs.
       ctx.envVars = sandbox.env_vars;
       ctx.readOnly = [...record.read_only];
-      await settleAppEnvironment(ctx, this);
+      await settleAppEnvironment(ctx, this.runner);
       log.note(`twins restored from their saved state: ${Object.keys(twins).join(', ') || 'none'}`);
-      await runPipeline(ctx, this, timings, RESUME_STEPS);
+      await runPipeline(ctx, this.runner, timings, RESUME_STEPS);
       this.deployed.add(sandbox.id);
       this.watch(sandbox.id, ctx.app!, ctx.logsHint);
       log.note(`resumed after a Twinbox restart in ${Date.now() - began} ms: same URLs, same variables`);
@@ -331,7 +302,7 @@ export class LocalDeployer implements Deployer {
       log.note(`the sandbox pod's last output:\n${error.output}`);
       throw new DeployFailure(`${error.message} (see GET /sandboxes/${sandboxId}/logs)`);
     });
-    this.pods.set(sandboxId, pod);
+    this.running.pods.set(sandboxId, pod);
     pod.onBlocked = (attempt) => {
       const vendor = vendorOf(attempt.host);
       log.note(
@@ -354,158 +325,15 @@ export class LocalDeployer implements Deployer {
     return out;
   }
 
-  // ---- DeployRunner: how the shared steps run here ----
-
-  get source(): SourceFetcher {
-    return this.opts.source;
-  }
-
-  supportedTwin(name: string): boolean {
-    return this.opts.supportedTwin(name);
-  }
-
-  startTwins(ctx: DeployContext, names: string[]): Promise<Record<string, TwinEntry>> {
-    const pod = this.pods.get(ctx.sandbox.id)!;
-    return this.opts.pods.startTwins(pod, names, {
-      adminToken: ctx.sandbox.twin_admin_token,
-      seeds: ctx.seeds,
-      // Pages a twin shows to people (a hosted checkout) must link to where browsers reach it.
-      publicUrls: Object.fromEntries(
-        names.map((name) => [name, this.opts.urls.twinUrl(ctx.sandbox.id, name)]),
-      ),
-    });
-  }
-
-  async appPort(ctx: DeployContext): Promise<number> {
-    // In its own namespace nothing else can hold the port; on the host's network the OS picks one.
-    return this.pods.get(ctx.sandbox.id)?.netnsPath ? APP_PORT : freePort();
-  }
-
-  /** A command of the sandbox: in its cgroup, its network namespace (when it has one), its workspace. */
-  private spec(ctx: DeployContext, command: string, extra: Partial<ExecSpec> = {}): ExecSpec {
-    return {
-      command,
-      sandboxId: ctx.sandbox.id,
-      cwd: ctx.workspace,
-      netns: this.pods.get(ctx.sandbox.id)?.netnsPath,
-      files: this.pods.get(ctx.sandbox.id)?.etcFiles(),
-      memoryBytes: this.opts.memoryBytes,
-      ...extra,
-    };
-  }
-
-  private stepOptions(ctx: DeployContext) {
-    return {
-      timeoutMs: this.opts.buildTimeoutMs,
-      signal: ctx.signal,
-      onStart: (p: GroupProcess) => this.track(ctx.sandbox.id, p),
-    };
-  }
-
-  async install(ctx: DeployContext): Promise<void> {
-    const pod = this.pods.get(ctx.sandbox.id)!;
-    // In its own namespace the install reaches the registry only through the pod's proxy, and only now.
-    const proxy = pod.netnsPath ? `http://127.0.0.1:${INSTALL_PROXY_PORT}` : undefined;
-    const proxyEnv: Record<string, string> = proxy
-      ? { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, npm_config_proxy: proxy, npm_config_https_proxy: proxy }
-      : {};
-    // The registries the repository's own .npmrc names may be reached too, at public addresses only.
-    const named = await repositoryRegistries(ctx.workspace);
-    if (!named.registry && this.opts.npmRegistry) proxyEnv.npm_config_registry = this.opts.npmRegistry;
-    if (proxy && named.hosts.length)
-      ctx.log.note(
-        `install: the repository's .npmrc names ${named.hosts.map((hp) => `${hp.host}:${hp.port}`).join(', ')}; reachable during install at public addresses`,
-      );
-    pod.repositoryRegistries = named.hosts;
-    pod.installing = true;
-    try {
-      const cached = await this.deps.provide(
-        ctx.profile!,
-        ctx.workspace,
-        (command, cwd, writable, env) =>
-          runStep(
-            'install',
-            this.spec(ctx, command, { cwd, writable }),
-            { ...ctx.appEnv!, ...proxyEnv, HOME: cwd, ...env },
-            this.opts.isolation,
-            ctx.log,
-            this.stepOptions(ctx),
-          ),
-        // One account's installs never feed another account's app (dependency-cache.ts).
-        ctx.sandbox.owner_id,
-      );
-      if (cached) ctx.readOnly.push(cached);
-    } finally {
-      pod.installing = false;
-      pod.repositoryRegistries = [];
-    }
-  }
-
-  run(ctx: DeployContext, label: 'build', command: string): Promise<void> {
-    return runStep(
-      label,
-      this.spec(ctx, command, { readOnly: ctx.readOnly }),
-      ctx.appEnv!,
-      this.opts.isolation,
-      ctx.log,
-      this.stepOptions(ctx),
-    );
-  }
-
-  async startApp(ctx: DeployContext, port: number): Promise<GroupProcess> {
-    const id = ctx.sandbox.id;
-    const app = spawnGroup(
-      this.spec(ctx, ctx.profile!.start, { readOnly: ctx.readOnly }),
-      ctx.appEnv!,
-      this.opts.isolation,
-      ctx.log,
-    );
-    this.apps.set(id, app);
-    await this.pids.record(id, app.pid);
-    await this.opts.pods.exposeApp(this.pods.get(id)!, port);
-    return app;
-  }
-
-  waitHealthy(ctx: DeployContext): Promise<void> {
-    const pod = this.pods.get(ctx.sandbox.id)!;
-    return waitForHttp(
-      { socketPath: pod.appSocket(), path: ctx.profile!.healthPath },
-      { timeoutMs: this.opts.healthTimeoutMs, exited: ctx.app!.exited.then(appExit), signal: ctx.signal },
-    );
-  }
-
-  appOriginForTwins(ctx: DeployContext): string {
-    // The pod's twins share the app's network (its namespace, or the host's): the app is on loopback.
-    return `http://127.0.0.1:${ctx.port!}`;
-  }
-
-  async setWebhookTarget(
-    ctx: DeployContext,
-    twin: string,
-    target: { url: string; secret: string },
-  ): Promise<void> {
-    const pod = this.pods.get(ctx.sandbox.id)!;
-    const admin = TwinAdminClient.overSocket(pod.twinSocket(twin), ctx.sandbox.twin_admin_token);
-    await admin.setWebhookTarget({ ...target, events: ['*'] });
-  }
-
   // ---- lifecycle of what a deploy started ----
 
   /** A ready app that exits on its own fails its sandbox. */
   private watch(sandboxId: string, app: GroupProcess, logsHint: string): void {
     void app.exited.then((exit) => {
-      if (this.releasing.has(sandboxId) || this.apps.get(sandboxId) !== app) return;
+      if (this.releasing.has(sandboxId) || this.running.apps.get(sandboxId) !== app) return;
       const reason = appExit(exit);
       this.logs.get(sandboxId)?.note(reason);
       this.opts.onCrash?.(sandboxId, `App crashed: ${reason} ${logsHint}`);
-    });
-  }
-
-  private track(sandboxId: string, step: GroupProcess): void {
-    this.steps.set(sandboxId, step);
-    void this.pids.record(sandboxId, step.pid);
-    void step.exited.then(() => {
-      if (this.steps.get(sandboxId) === step) this.steps.delete(sandboxId);
     });
   }
 
@@ -531,15 +359,16 @@ export class LocalDeployer implements Deployer {
     { closeLog, suspend = false }: { closeLog: boolean; suspend?: boolean },
   ): Promise<void> {
     this.deployed.delete(sandboxId);
-    const app = this.apps.get(sandboxId);
-    this.apps.delete(sandboxId);
-    const step = this.steps.get(sandboxId);
-    this.steps.delete(sandboxId);
+    const { apps, steps, pods, pids } = this.running;
+    const app = apps.get(sandboxId);
+    apps.delete(sandboxId);
+    const step = steps.get(sandboxId);
+    steps.delete(sandboxId);
     await Promise.all([app?.kill(), step?.kill(500)]);
-    await this.pids.killRecorded(sandboxId);
+    await pids.killRecorded(sandboxId);
     await this.opts.isolation.release(sandboxId);
-    const pod = this.pods.get(sandboxId);
-    this.pods.delete(sandboxId);
+    const pod = pods.get(sandboxId);
+    pods.delete(sandboxId);
     if (pod) await this.opts.pods.destroy(pod, { keepState: suspend });
     if (suspend) await this.suspendWorkspace(sandboxId);
     else {
@@ -587,7 +416,8 @@ export class LocalDeployer implements Deployer {
     for (const { controller } of this.resuming.values()) controller.abort();
     await Promise.all([...this.resuming.values()].map(({ done }) => done));
     const keep = new Set(this.deployed);
-    const ids = [...new Set([...this.apps.keys(), ...this.steps.keys(), ...this.pods.keys()])];
+    const { apps, steps, pods } = this.running;
+    const ids = [...new Set([...apps.keys(), ...steps.keys(), ...pods.keys()])];
     await Promise.all(ids.map((id) => this.release(id, { closeLog: true, suspend: keep.has(id) })));
     await Promise.allSettled([...this.releasing.values()]);
     await this.opts.pods.close();
@@ -602,11 +432,6 @@ export class LocalDeployer implements Deployer {
         : 'kept nothing for resume (no ready sandbox)',
     );
   }
-}
-
-/** How an app's process group ended, as its sandbox's log and error say it. */
-function appExit(exit: Exit): string {
-  return `the app exited with ${exit.code !== null ? `code ${exit.code}` : `signal ${exit.signal}`}`;
 }
 
 /** Copies a workspace's files, symlinks as they are (never followed); sockets and FIFOs are skipped. */

@@ -1,0 +1,208 @@
+import type { SandboxRecord, TwinEntry } from '../store/records.ts';
+import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
+import { TwinAdminClient } from '../twins/kit/admin-client.ts';
+import type { ExecSpec, Isolation } from './confinement/isolation.ts';
+import { PidFiles, runStep, spawnGroup, type Exit, type GroupProcess } from './confinement/processes.ts';
+import type { Pod, PodManager } from './pods/pods.ts';
+import { freePort } from './ports.ts';
+import type { DependencyCache } from './steps/dependency-cache.ts';
+import { waitForHttp } from './steps/health.ts';
+import { repositoryRegistries } from './steps/npm-registries.ts';
+import type { DeployContext, DeployRunner } from './steps/pipeline.ts';
+import type { SourceFetcher } from './steps/source.ts';
+
+/** Public URLs of a sandbox's app and twins (the router serves them). */
+export interface SandboxUrls {
+  appUrl(sandboxId: string): string;
+  twinUrl(sandboxId: string, twin: string): string;
+}
+
+/** What the runner on this machine needs (LocalDeployerOptions holds it and more). */
+export interface LocalRunnerOptions {
+  pods: PodManager;
+  urls: SandboxUrls;
+  source: SourceFetcher;
+  isolation: Isolation;
+  /** Is `name` in the twin catalog? (Profile twins are repository text, so they are checked.) */
+  supportedTwin: (name: string) => boolean;
+  healthTimeoutMs: number;
+  buildTimeoutMs: number;
+  memoryBytes: number;
+  /**
+   * The machine's npm `registry` (npm-registries.ts): an install uses it when the repository's `.npmrc`
+   * names none, since the install's npm does not read Twinbox's user config.
+   */
+  npmRegistry?: string;
+}
+
+/**
+ * What runs on this machine, by sandbox: its pod, its app and the step (install, build) in flight. The
+ * runner adds to it as a deploy starts things; LocalDeployer takes from it as it stops them.
+ */
+export class RunningSandboxes {
+  readonly pods = new Map<string, Pod>();
+  readonly apps = new Map<string, GroupProcess>();
+  /** Steps (install, build) in flight, so teardown can stop them too. */
+  readonly steps = new Map<string, GroupProcess>();
+
+  constructor(readonly pids: PidFiles) {}
+
+  track(sandboxId: string, step: GroupProcess): void {
+    this.steps.set(sandboxId, step);
+    void this.pids.record(sandboxId, step.pid);
+    void step.exited.then(() => {
+      if (this.steps.get(sandboxId) === step) this.steps.delete(sandboxId);
+    });
+  }
+}
+
+/**
+ * The DeployRunner of this machine: how the shared steps (pipeline.ts) run here. Commands run confined in
+ * the sandbox's cgroup, network namespace (when it has one) and workspace; the app is reached through the
+ * sandbox's pod.
+ */
+export class LocalRunner implements DeployRunner {
+  constructor(
+    private readonly opts: LocalRunnerOptions,
+    private readonly running: RunningSandboxes,
+    private readonly deps: DependencyCache,
+  ) {}
+
+  get source(): SourceFetcher {
+    return this.opts.source;
+  }
+
+  supportedTwin(name: string): boolean {
+    return this.opts.supportedTwin(name);
+  }
+
+  startTwins(ctx: DeployContext, names: string[]): Promise<Record<string, TwinEntry>> {
+    const pod = this.running.pods.get(ctx.sandbox.id)!;
+    return this.opts.pods.startTwins(pod, names, {
+      adminToken: ctx.sandbox.twin_admin_token,
+      seeds: ctx.seeds,
+      // Pages a twin shows to people (a hosted checkout) must link to where browsers reach it.
+      publicUrls: Object.fromEntries(
+        names.map((name) => [name, this.opts.urls.twinUrl(ctx.sandbox.id, name)]),
+      ),
+    });
+  }
+
+  async appPort(ctx: DeployContext): Promise<number> {
+    // In its own namespace nothing else can hold the port; on the host's network the OS picks one.
+    return this.running.pods.get(ctx.sandbox.id)?.netnsPath ? APP_PORT : freePort();
+  }
+
+  /** A command of the sandbox: in its cgroup, its network namespace (when it has one), its workspace. */
+  private spec(ctx: DeployContext, command: string, extra: Partial<ExecSpec> = {}): ExecSpec {
+    return {
+      command,
+      sandboxId: ctx.sandbox.id,
+      cwd: ctx.workspace,
+      netns: this.running.pods.get(ctx.sandbox.id)?.netnsPath,
+      files: this.running.pods.get(ctx.sandbox.id)?.etcFiles(),
+      memoryBytes: this.opts.memoryBytes,
+      ...extra,
+    };
+  }
+
+  private stepOptions(ctx: DeployContext) {
+    return {
+      timeoutMs: this.opts.buildTimeoutMs,
+      signal: ctx.signal,
+      onStart: (p: GroupProcess) => this.running.track(ctx.sandbox.id, p),
+    };
+  }
+
+  async install(ctx: DeployContext): Promise<void> {
+    const pod = this.running.pods.get(ctx.sandbox.id)!;
+    // In its own namespace the install reaches the registry only through the pod's proxy, and only now.
+    const proxy = pod.netnsPath ? `http://127.0.0.1:${INSTALL_PROXY_PORT}` : undefined;
+    const proxyEnv: Record<string, string> = proxy
+      ? { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, npm_config_proxy: proxy, npm_config_https_proxy: proxy }
+      : {};
+    // The registries the repository's own .npmrc names may be reached too, at public addresses only.
+    const named = await repositoryRegistries(ctx.workspace);
+    if (!named.registry && this.opts.npmRegistry) proxyEnv.npm_config_registry = this.opts.npmRegistry;
+    if (proxy && named.hosts.length)
+      ctx.log.note(
+        `install: the repository's .npmrc names ${named.hosts.map((hp) => `${hp.host}:${hp.port}`).join(', ')}; reachable during install at public addresses`,
+      );
+    pod.repositoryRegistries = named.hosts;
+    pod.installing = true;
+    try {
+      const cached = await this.deps.provide(
+        ctx.profile!,
+        ctx.workspace,
+        (command, cwd, writable, env) =>
+          runStep(
+            'install',
+            this.spec(ctx, command, { cwd, writable }),
+            { ...ctx.appEnv!, ...proxyEnv, HOME: cwd, ...env },
+            this.opts.isolation,
+            ctx.log,
+            this.stepOptions(ctx),
+          ),
+        // One account's installs never feed another account's app (dependency-cache.ts).
+        ctx.sandbox.owner_id,
+      );
+      if (cached) ctx.readOnly.push(cached);
+    } finally {
+      pod.installing = false;
+      pod.repositoryRegistries = [];
+    }
+  }
+
+  run(ctx: DeployContext, label: 'build', command: string): Promise<void> {
+    return runStep(
+      label,
+      this.spec(ctx, command, { readOnly: ctx.readOnly }),
+      ctx.appEnv!,
+      this.opts.isolation,
+      ctx.log,
+      this.stepOptions(ctx),
+    );
+  }
+
+  async startApp(ctx: DeployContext, port: number): Promise<GroupProcess> {
+    const id = ctx.sandbox.id;
+    const app = spawnGroup(
+      this.spec(ctx, ctx.profile!.start, { readOnly: ctx.readOnly }),
+      ctx.appEnv!,
+      this.opts.isolation,
+      ctx.log,
+    );
+    this.running.apps.set(id, app);
+    await this.running.pids.record(id, app.pid);
+    await this.opts.pods.exposeApp(this.running.pods.get(id)!, port);
+    return app;
+  }
+
+  waitHealthy(ctx: DeployContext): Promise<void> {
+    const pod = this.running.pods.get(ctx.sandbox.id)!;
+    return waitForHttp(
+      { socketPath: pod.appSocket(), path: ctx.profile!.healthPath },
+      { timeoutMs: this.opts.healthTimeoutMs, exited: ctx.app!.exited.then(appExit), signal: ctx.signal },
+    );
+  }
+
+  appOriginForTwins(ctx: DeployContext): string {
+    // The pod's twins share the app's network (its namespace, or the host's): the app is on loopback.
+    return `http://127.0.0.1:${ctx.port!}`;
+  }
+
+  async setWebhookTarget(
+    ctx: DeployContext,
+    twin: string,
+    target: { url: string; secret: string },
+  ): Promise<void> {
+    const pod = this.running.pods.get(ctx.sandbox.id)!;
+    const admin = TwinAdminClient.overSocket(pod.twinSocket(twin), ctx.sandbox.twin_admin_token);
+    await admin.setWebhookTarget({ ...target, events: ['*'] });
+  }
+}
+
+/** How an app's process group ended, as its sandbox's log and error say it. */
+export function appExit(exit: Exit): string {
+  return `the app exited with ${exit.code !== null ? `code ${exit.code}` : `signal ${exit.signal}`}`;
+}
