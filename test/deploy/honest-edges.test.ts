@@ -1,12 +1,13 @@
 import t, { type Test } from 'tap';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import { request, type RequestOptions } from 'node:http';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { freePort } from '../../server/deploy/ports.ts';
 import { call, createUser } from '../helpers/twinbox.ts';
 import { deployingTwinbox, deploySandbox, githubToDeployFrom, until } from '../helpers/deploy.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
 import { dataDirFor } from './restart-helpers.ts';
+import { postBody, type Answer } from '../helpers/upload.ts';
 
 /**
  * Issue 20, part 4, on a real sandbox (pod, twins on their sockets, the router on Twinbox's port):
@@ -28,7 +29,6 @@ const gatedApp = {
   'package.json': JSON.stringify({ name: 'gated', private: true, scripts: { start: 'node server.js' } }),
   'server.js': `import { createServer } from 'node:http';
 import { existsSync, writeFileSync } from 'node:fs';
-import { postBody, type Answer } from '../helpers/upload.ts';
 const resumed = existsSync('started-once');
 writeFileSync('started-once', process.cwd());
 const serve = () =>
