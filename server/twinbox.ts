@@ -15,6 +15,7 @@ import { builtInCatalog, type TwinCatalog } from './twins/catalog.ts';
 import { ScenarioDirectory } from './scenarios/directory.ts';
 import { ScenarioService } from './scenarios/service.ts';
 import { SandboxLifecycle } from './sandboxes/lifecycle.ts';
+import { DeployEvents } from './sandboxes/deploy-events.ts';
 import { jobQueueIdentity, openJobQueue, type JobQueue } from './jobs/index.ts';
 import { SandboxService } from './sandboxes/service.ts';
 import { TtlReaper } from './sandboxes/reaper.ts';
@@ -163,6 +164,9 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
     });
     // API, runner or both (TWINBOX_ROLE, docs/scaling.md): an API process runs no sandbox.
     const role = processRole(config);
+    // The deployer and the lifecycle need each other: what the engine tells (a step, a crash, blocked
+    // egress) goes through this channel, made before both; the lifecycle and the timeline subscribe to it.
+    const deployEvents = new DeployEvents();
     // A deployer passed in (tests of the lifecycle) wins; otherwise the embedded engine unless turned off.
     const engine: DeployEngine | undefined =
       options.deployer || config.deployEngine === 'none' || !role.runsSandboxes
@@ -174,12 +178,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
             store,
             urls: sandboxUrls(),
             sourceCredentials,
-            // Called only once sandboxes deploy, after the lifecycle and the timeline below exist.
-            hooks: {
-              onStep: (...step) => timeline.onStep(...step),
-              onCrash: (id, error): Promise<void> => lifecycle.markFailed(id, error),
-              onBlockedEgress: (id, blocked): Promise<unknown> => lifecycle.recordBlockedEgress(id, blocked),
-            },
+            events: deployEvents,
           });
     const lifecycle = new SandboxLifecycle({
       store,
@@ -189,8 +188,10 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       jobs,
       runnerId: role.runnerId,
       queuesForRunners: !role.runsSandboxes,
+      deployEvents,
+      // The router's directory of this process's sandboxes stays current.
+      onChange: engine && ((sandbox) => engine.directory.observe(sandbox)),
     });
-    engine?.attach(lifecycle);
     const twinSocket =
       engine && ((id: string, twin: string) => engine.directory.socketFor(id, { kind: 'twin', name: twin }));
     const cluster = role.shared
@@ -222,6 +223,7 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
       store,
       logger,
       lifecycle,
+      deployEvents,
       sandboxes,
       twinReach,
     });

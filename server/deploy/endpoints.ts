@@ -1,4 +1,5 @@
 import type { RouteTarget, SandboxEndpoints, SandboxState } from '../router/index.ts';
+import type { DeployEvents } from '../sandboxes/deploy-events.ts';
 import type { SandboxRecord } from '../store/records.ts';
 import type { LocalDeployer } from './local-deployer.ts';
 
@@ -17,7 +18,10 @@ export class EndpointDirectory implements SandboxEndpoints {
   constructor(
     private readonly deployer: LocalDeployer,
     private readonly keepEndedMs: number,
-  ) {}
+    events: DeployEvents,
+  ) {
+    events.on('resuming', (sandbox) => this.resuming(sandbox));
+  }
 
   observe(sandbox: SandboxRecord): void {
     clearTimeout(this.states.get(sandbox.id)?.timer);
@@ -38,7 +42,7 @@ export class EndpointDirectory implements SandboxEndpoints {
     }
   }
 
-  /** Its resume is starting (LocalDeployer.onResuming). */
+  /** Its resume is starting (DeployEvents' `resuming`). */
   resuming(sandbox: SandboxRecord): void {
     clearTimeout(this.states.get(sandbox.id)?.timer);
     this.states.set(sandbox.id, { state: { state: 'resuming', twins: Object.keys(sandbox.twins) } });

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
+import type { DeployEvents } from '../sandboxes/deploy-events.ts';
 import type { Store } from '../store/store.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
 import { Cgroups } from './confinement/cgroups.ts';
@@ -12,8 +12,6 @@ import { probeIsolation, type Isolation } from './confinement/isolation.ts';
 import { machineRegistries } from './steps/npm-registries.ts';
 import { EndpointDirectory } from './endpoints.ts';
 import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
-import type { StepObserver } from './steps/pipeline.ts';
-import type { BlockedEgress } from '../sandboxes/egress.ts';
 import { NetworkNamespaces } from './confinement/netns.ts';
 import { PodManager } from './pods/pods.ts';
 import { GitHubSource } from './steps/source.ts';
@@ -48,23 +46,8 @@ export interface DeployEngine {
   deployer: LocalDeployer;
   /** Where the router finds each sandbox's app and twins. */
   directory: EndpointDirectory;
-  /** Keeps the directory current from the lifecycle's change events (the lifecycle needs the deployer first). */
-  attach(lifecycle: SandboxLifecycle): void;
   /** Stops every app and twin instance (Twinbox shutdown). */
   close(): Promise<void>;
-}
-
-/**
- * What the deploy engine tells the rest of Twinbox. Each runs only once sandboxes deploy (after start has
- * built everything), so a hook may call services built after the engine, which need the engine first.
- */
-export interface DeployHooks {
-  /** A deploy or resume step started or ended (the timeline). */
-  onStep(sandboxId: string, ...step: Parameters<StepObserver>): void;
-  /** A ready app exited on its own: its sandbox fails with `error` (the lifecycle). */
-  onCrash(sandboxId: string, error: string): Promise<unknown>;
-  /** A sandbox's code tried to reach something it may not (the lifecycle records it). */
-  onBlockedEgress(sandboxId: string, blocked: BlockedEgress[]): Promise<unknown>;
 }
 
 /**
@@ -82,10 +65,10 @@ export async function createDeployEngine(deps: {
   urls: SandboxUrls;
   /** Each sandbox's GitHub token (its installation's or its owner's connection); absent: `token` below. */
   sourceCredentials?: SourceCredentials;
-  /** Told what happens to sandboxes as it happens; a hook's failure is logged, never thrown at the app. */
-  hooks: DeployHooks;
+  /** Told what happens to sandboxes as it happens (made before the engine: see deploy-events.ts). */
+  events: DeployEvents;
 }): Promise<DeployEngine> {
-  const { config, logger, catalog, hooks } = deps;
+  const { config, logger, catalog, events } = deps;
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Names this Twinbox's cgroups and network namespaces: several Twinboxes can share a host (tests do).
   const instance = instanceOf(config.dataDir);
@@ -183,21 +166,13 @@ export async function createDeployEngine(deps: {
     npmRegistry: npm.registry,
     logBytes: config.appLogBytes,
     logFileBytes: config.appLogFileBytes,
-    onStep: (id, ...step) => hooks.onStep(id, ...step),
-    onCrash: (id, error) => {
-      hooks
-        .onCrash(id, error)
-        .catch((err: unknown) => logger.error({ err, sandbox_id: id }, 'could not fail a crashed sandbox'));
-    },
-    onBlockedEgress: (id, blocked) => {
-      hooks
-        .onBlockedEgress(id, blocked)
-        .catch((err: unknown) => logger.error({ err, sandbox_id: id }, 'could not record blocked egress'));
-    },
-    // The directory reads the deployer's pods; a resume, which tells it first, starts once both exist.
-    onResuming: (sandbox) => directory.resuming(sandbox),
+    onStep: (id, ...step) => events.emit('step', id, ...step),
+    onCrash: (id, error) => events.emit('crash', id, error),
+    onBlockedEgress: (id, blocked) => events.emit('blockedEgress', id, blocked),
+    // The directory reads the deployer's pods and hears of a resume (which starts once both exist) here.
+    onResuming: (sandbox) => events.emit('resuming', sandbox),
   });
-  const directory = new EndpointDirectory(deployer, config.endedPageMinutes * 60_000);
+  const directory = new EndpointDirectory(deployer, config.endedPageMinutes * 60_000, events);
   // Ready sandboxes keep their workspace and twin state: recover() resumes them (docs/sandboxes.md).
   const ready = await deps.store.sandboxes.findBy('status', 'ready');
   await deployer.killLeftovers(new Set(ready.map((sandbox) => sandbox.id)));
@@ -205,9 +180,6 @@ export async function createDeployEngine(deps: {
   return {
     deployer,
     directory,
-    attach(lifecycle) {
-      lifecycle.on('change', (sandbox) => directory.observe(sandbox));
-    },
     async close() {
       directory.close();
       await deployer.close();

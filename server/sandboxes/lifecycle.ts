@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { QUEUES, type Job, type JobQueue } from '../jobs/queue.ts';
 import type { Store } from '../store/store.ts';
 import type { SandboxRecord, SandboxStatus } from '../store/records.ts';
+import type { DeployEvents } from './deploy-events.ts';
 import { DeployFailure, type Deployer } from './deployer.ts';
 import { ACTIVE_STATUSES, canTransition, IllegalTransitionError, LIVE_STATUSES } from './states.ts';
 
@@ -32,6 +33,10 @@ export interface SandboxLifecycleOptions {
   runnerId?: string | undefined;
   /** An API process (TWINBOX_ROLE=api) queues deploys for runners although it has no deployer itself. */
   queuesForRunners?: boolean;
+  /** What the deploy engine tells (deploy-events.ts): a crashed app fails its sandbox, blocked egress is recorded. */
+  deployEvents: DeployEvents;
+  /** Told of every change first, before any later listener (the router's directory of this process). */
+  onChange?: (sandbox: SandboxRecord) => void;
 }
 
 /**
@@ -68,6 +73,18 @@ export class SandboxLifecycle extends EventEmitter<{
     this.jobs = options.jobs;
     this.runnerId = options.runnerId;
     this.queuesForRunners = options.queuesForRunners ?? false;
+    if (options.onChange) this.on('change', options.onChange);
+    // The deployer is not kept waiting on the store: a failure here is logged, never thrown back at it.
+    options.deployEvents.on('crash', (id, error) => {
+      this.markFailed(id, error).catch((err: unknown) =>
+        this.logger.error({ err, sandbox_id: id }, 'could not fail a crashed sandbox'),
+      );
+    });
+    options.deployEvents.on('blockedEgress', (id, blocked) => {
+      this.recordBlockedEgress(id, blocked).catch((err: unknown) =>
+        this.logger.error({ err, sandbox_id: id }, 'could not record blocked egress'),
+      );
+    });
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { DeployEvents } from '../sandboxes/deploy-events.ts';
 import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
 import type { SandboxService } from '../sandboxes/service.ts';
 import type { Store } from '../store/store.ts';
@@ -22,7 +23,7 @@ export interface Timeline {
   /** Its `observe` goes to the router (RouterOptions.observe). */
   requests: AppRequestRecorder;
   events: SandboxEvents;
-  /** Goes to the deployer (LocalDeployer.onStep). */
+  /** Records a deploy step; subscribed to the deploy events' `step`. */
   onStep: SandboxEvents['onStep'];
   /** Waits for events and app requests still being written (shutdown, tests). */
   idle(): Promise<void>;
@@ -36,6 +37,8 @@ export interface TimelineOptions {
   store: Store;
   logger: Logger;
   lifecycle: SandboxLifecycle;
+  /** Its deploy steps go onto each sandbox's timeline (deploy-events.ts). */
+  deployEvents: DeployEvents;
   sandboxes: SandboxService;
   /** A live sandbox's twins wherever it runs (server/runners/twins.ts); absent, none is reachable. */
   twinReach?: TwinAdminReach;
@@ -86,6 +89,7 @@ export function createTimeline(options: TimelineOptions): Timeline {
     if (phase === 'failed') archive(sandboxId);
     events.onStep(sandboxId, step, phase, durationMs, error);
   };
+  options.deployEvents.on('step', onStep);
   const service = new TimelineService({
     sandboxes: options.sandboxes,
     events,
