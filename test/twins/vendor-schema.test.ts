@@ -378,7 +378,11 @@ t.test(
     }
     t.equal(checked, 21, 'every file of the ten twins was looked at');
     for (const twin of ['apple', 'github', 'stripe', 'vercel'])
-      t.equal(vendorSchemaDir(twin), `${repoRoot}server/twins/vendors/${twin}/vendor-schema/`, `${twin}: committed`);
+      t.equal(
+        vendorSchemaDir(twin),
+        `${repoRoot}server/twins/vendors/${twin}/vendor-schema/`,
+        `${twin}: committed`,
+      );
   },
 );
 
