@@ -6,7 +6,7 @@ import type { DeployEvents } from '../sandboxes/deploy-events.ts';
 import type { Store } from '../store/store.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
 import { Cgroups } from './confinement/cgroups.ts';
-import { helpers } from './confinement/trusted-executables.ts';
+import { trustedExecutables } from './confinement/trusted-executables.ts';
 import { HostRegistry, instanceOf } from './confinement/leftovers.ts';
 import { probeIsolation, type Isolation } from './confinement/isolation.ts';
 import { machineRegistries } from './steps/npm-registries.ts';
@@ -96,7 +96,7 @@ export async function createDeployEngine(deps: {
     // wherever it lies: inside the checkout a pod reads, under /usr, under /tmp.
     { instance, cgroups, hidden: [...new Set([config.dataDir, realpathSync(config.dataDir)])] },
   );
-  const tools = helpers();
+  const tools = trustedExecutables();
   const namespaces =
     tools.ip && tools.nsenter && tools.sh
       ? new NetworkNamespaces({ ip: tools.ip, nsenter: tools.nsenter, sh: tools.sh }, instance)

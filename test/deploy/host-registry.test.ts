@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { helpers } from '../../server/deploy/confinement/trusted-executables.ts';
+import { trustedExecutables } from '../../server/deploy/confinement/trusted-executables.ts';
 import { HostRegistry, processStart, type InstanceEntry } from '../../server/deploy/confinement/leftovers.ts';
 import { netnsPrefixOf } from '../../server/deploy/confinement/netns.ts';
 import { missingPart } from '../helpers/ci.ts';
@@ -20,7 +20,7 @@ import { namespacesWith } from '../helpers/leftovers.ts';
  */
 t.test('a start sweeps only Twinboxes whose owner is dead and whose data directory is gone', async (t) => {
   if (process.getuid?.() !== 0) return missingPart(t, 'not root (cannot make network namespaces)');
-  if (!helpers().ip) return missingPart(t, '`ip` (iproute2) is not installed');
+  if (!trustedExecutables().ip) return missingPart(t, '`ip` (iproute2) is not installed');
   const root = await mkdtemp(join(tmpdir(), 'twinbox-registry-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
   const registry = join(root, 'instances');

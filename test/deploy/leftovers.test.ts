@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFi
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { helpers } from '../../server/deploy/confinement/trusted-executables.ts';
+import { trustedExecutables } from '../../server/deploy/confinement/trusted-executables.ts';
 import { instanceOf } from '../../server/deploy/confinement/leftovers.ts';
 import { netnsPrefixOf } from '../../server/deploy/confinement/netns.ts';
 import { groupAlive } from '../../server/deploy/confinement/processes.ts';
@@ -66,7 +66,7 @@ function entryOf(dir: string) {
 
 t.test('a stop leaves only what a resume needs; a start sweeps what a removed data dir left', async (t) => {
   if (!requireHost(t, { bwrap: true, cgroups: true, root: true })) return;
-  if (!helpers().ip) return missingPart(t, '`ip` (iproute2) is not installed');
+  if (!trustedExecutables().ip) return missingPart(t, '`ip` (iproute2) is not installed');
   const gh = await githubToDeployFrom(t);
   await gh.createRepo({ owner: 'octocat', name: 'shop', files: await exampleFiles('zero-dep') });
   const payload = { repo: 'octocat/shop', branch: 'main', twins: ['stripe'] };

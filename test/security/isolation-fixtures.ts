@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { missingPart } from '../helpers/ci.ts';
 import { Cgroups } from '../../server/deploy/confinement/cgroups.ts';
-import { helpers } from '../../server/deploy/confinement/trusted-executables.ts';
+import { trustedExecutables } from '../../server/deploy/confinement/trusted-executables.ts';
 import {
   createIsolation,
   probeIsolation,
@@ -28,7 +28,7 @@ export const LIMITS: SandboxLimits = { pids: 48, cpus: 0.25, memoryBytes: 128 * 
  */
 export function requireHost(t: Test, needs: { bwrap?: boolean; cgroups?: boolean; root?: boolean }): boolean {
   const missing: string[] = [];
-  if (needs.bwrap && !helpers().bwrap) missing.push('bubblewrap (bwrap) is not installed');
+  if (needs.bwrap && !trustedExecutables().bwrap) missing.push('bubblewrap (bwrap) is not installed');
   if (needs.cgroups) {
     const probe = Cgroups.open(LIMITS, { instance: `check-${process.pid}` });
     if (probe.version === 'none') missing.push(`no writable cgroup file system (${probe.reason})`);

@@ -4,8 +4,8 @@ import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   findExecutable,
-  helpers,
-  HELPER_ENV,
+  trustedExecutables,
+  TRUSTED_ENV,
   TRUSTED_PATH,
 } from '../../server/deploy/confinement/trusted-executables.ts';
 import { environmentScript } from '../../server/deploy/confinement/isolation.ts';
@@ -49,7 +49,7 @@ async function poisonedWorkspace(t: Parameters<typeof scratch>[0]) {
 }
 
 t.test('helpers are resolved once, on the fixed trusted path, to absolute paths', async (t) => {
-  const found = helpers();
+  const found = trustedExecutables();
   const trusted = TRUSTED_PATH.split(':');
   for (const [name, path] of Object.entries(found)) {
     t.ok(path!.startsWith('/'), `${name} is absolute`);
@@ -63,7 +63,7 @@ t.test('helpers are resolved once, on the fixed trusted path, to absolute paths'
   const saved = process.env.PATH;
   process.env.PATH = `${workspace}:${saved}`;
   try {
-    t.equal(helpers(), found, 'a changed PATH of Twinbox itself changes nothing');
+    t.equal(trustedExecutables(), found, 'a changed PATH of Twinbox itself changes nothing');
   } finally {
     process.env.PATH = saved;
   }
@@ -72,7 +72,7 @@ t.test('helpers are resolved once, on the fixed trusted path, to absolute paths'
     undefined,
     'relative entries are ignored',
   );
-  t.same(Object.keys(HELPER_ENV).sort(), ['LANG', 'PATH']);
+  t.same(Object.keys(TRUSTED_ENV).sort(), ['LANG', 'PATH']);
 });
 
 t.test('the app environment is a script of quoted exports, names checked', async (t) => {
@@ -129,7 +129,7 @@ t.test('PATH and impostor binaries in the repository never run outside the sandb
       // spawn; the app's never appear). Without it the chain execs all the way into the app itself.
       if (bubblewrap) {
         const environ = readFileSync(`/proc/${proc.pid}/environ`, 'utf8').split('\0');
-        t.ok(environ.includes(`PATH=${HELPER_ENV.PATH}`), 'outside PATH is the trusted one');
+        t.ok(environ.includes(`PATH=${TRUSTED_ENV.PATH}`), 'outside PATH is the trusted one');
         t.notOk(
           environ.some((v) => /^(SECRET|LD_PRELOAD)=/.test(v)),
           'none of the app environment outside',

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { helpers } from '../../server/deploy/confinement/trusted-executables.ts';
+import { trustedExecutables } from '../../server/deploy/confinement/trusted-executables.ts';
 import { groupAlive } from '../../server/deploy/confinement/processes.ts';
 import {
   createWorkspace,
@@ -104,8 +104,8 @@ t.test(
   'a 1 GiB workspace: writing 3 GiB gets ENOSPC, the app still answers, its memory unchanged',
   async (t) => {
     if (!requireHost(t, { bwrap: true, cgroups: true, root: true })) return;
-    const { losetup } = helpers();
-    if (!losetup || !helpers()['mkfs.ext4'] || !existsSync('/dev/loop-control'))
+    const { losetup } = trustedExecutables();
+    if (!losetup || !trustedExecutables()['mkfs.ext4'] || !existsSync('/dev/loop-control'))
       return missingPart(t, 'no loop devices or e2fsprogs (losetup, mkfs.ext4, /dev/loop-control)');
     const gh = await githubToDeployFrom(t);
     await gh.createRepo({
@@ -183,8 +183,8 @@ t.test(
 
 t.test('workspaces of every kind are removed and swept, with their images and loop devices', async (t) => {
   if (!requireHost(t, { root: true })) return;
-  const { losetup, mount } = helpers();
-  if (!losetup || !mount || !helpers()['mkfs.ext4'] || !existsSync('/dev/loop-control'))
+  const { losetup, mount } = trustedExecutables();
+  if (!losetup || !mount || !trustedExecutables()['mkfs.ext4'] || !existsSync('/dev/loop-control'))
     return missingPart(t, 'no loop devices or e2fsprogs (losetup, mkfs.ext4, /dev/loop-control)');
   const parent = join(await tempDir(t), 'workspaces');
   const ws = (name: string) => join(parent, name);
@@ -221,8 +221,8 @@ t.test('workspaces of every kind are removed and swept, with their images and lo
 
 t.test('a free loop device without a /dev node gets one', async (t) => {
   if (!requireHost(t, { root: true })) return;
-  const { losetup } = helpers();
-  if (!losetup || !helpers()['mkfs.ext4'] || !existsSync('/dev/loop-control'))
+  const { losetup } = trustedExecutables();
+  if (!losetup || !trustedExecutables()['mkfs.ext4'] || !existsSync('/dev/loop-control'))
     return missingPart(t, 'no loop devices or e2fsprogs (losetup, mkfs.ext4, /dev/loop-control)');
   // A container's /dev holds a fixed set of nodes: take away the node of the next free device.
   const free = (await run(losetup, ['-f'])).stdout.trim();

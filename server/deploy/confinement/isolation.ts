@@ -3,7 +3,12 @@ import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Cgroups, type CgroupsOptions, type CgroupUsage, type CgroupVersion } from './cgroups.ts';
-import { HELPER_ENV, helpers, helper, type Helpers } from './trusted-executables.ts';
+import {
+  TRUSTED_ENV,
+  trustedExecutables,
+  trustedExecutable,
+  type TrustedExecutables,
+} from './trusted-executables.ts';
 
 /** One command to run for a sandbox: a shell line, its directory and the paths it may see. */
 export interface ExecSpec {
@@ -96,7 +101,7 @@ export function environmentScript(env: Record<string, string>): string {
 }
 
 /** The sandboxed shell's first lines: the environment from stdin, then stdin becomes /dev/null. */
-function withEnvironment(tools: Helpers, command: string): string {
+function withEnvironment(tools: TrustedExecutables, command: string): string {
   return `eval "$(${tools.cat!})" || exit 125\nexec </dev/null\n${command}`;
 }
 
@@ -105,7 +110,7 @@ function withEnvironment(tools: Helpers, command: string): string {
  * Twinbox's fixed environment) writes its own pid into each `cgroup.procs`, then execs the rest. Files and
  * argv are arguments, never part of the script.
  */
-function joinCgroup(tools: Helpers, procsFiles: string[], argv: string[]): string[] {
+function joinCgroup(tools: TrustedExecutables, procsFiles: string[], argv: string[]): string[] {
   if (!procsFiles.length) return argv;
   return [
     tools.sh!,
@@ -118,7 +123,7 @@ function joinCgroup(tools: Helpers, procsFiles: string[], argv: string[]): strin
   ];
 }
 
-function enterNetns(tools: Helpers, netns: string | undefined, argv: string[]): string[] {
+function enterNetns(tools: TrustedExecutables, netns: string | undefined, argv: string[]): string[] {
   if (!netns) return argv;
   if (!netns.startsWith('/')) throw new Error(`network namespace must be an absolute path: ${netns}`);
   if (!tools.nsenter) throw new Error('nsenter is not installed: cannot enter the sandbox network namespace');
@@ -130,7 +135,7 @@ function enterNetns(tools: Helpers, netns: string | undefined, argv: string[]): 
  * file size, no core dumps, by the resolved prlimit; `nice` keeps apps from starving Twinbox of CPU. Under
  * the cgroup's limits, this is defence in depth.
  */
-function rlimits(tools: Helpers, spec: ExecSpec): string[] {
+function rlimits(tools: TrustedExecutables, spec: ExecSpec): string[] {
   const prefix: string[] = [];
   if (tools.prlimit)
     prefix.push(
@@ -218,7 +223,7 @@ function ownMounts(limits: SandboxLimits, spec: ExecSpec, hidden: readonly strin
 }
 
 function bubblewrapArgv(
-  tools: Helpers,
+  tools: TrustedExecutables,
   system: string[],
   userNamespace: boolean,
   disableNestedUserns: boolean,
@@ -259,7 +264,7 @@ function bubblewrapArgv(
  * No namespaces: the app sees what Twinbox's user sees. What still holds: the cgroup, rlimits, and (with
  * setpriv) no capabilities and no_new_privs, so Twinbox running as root does not hand root's powers over.
  */
-function processGroupArgv(tools: Helpers, spec: ExecSpec): string[] {
+function processGroupArgv(tools: TrustedExecutables, spec: ExecSpec): string[] {
   const drop: string[] = [];
   if (tools.setpriv) {
     drop.push(tools.setpriv, '--no-new-privs', '--inh-caps=-all');
@@ -301,9 +306,9 @@ export function createIsolation(
   limits: SandboxLimits,
   opts: IsolationOptions = {},
 ): Isolation {
-  const tools = helpers();
-  for (const name of ['sh', 'cat', 'env'] as const) helper(name);
-  if (mode !== 'process-group') helper('bwrap');
+  const tools = trustedExecutables();
+  for (const name of ['sh', 'cat', 'env'] as const) trustedExecutable(name);
+  if (mode !== 'process-group') trustedExecutable('bwrap');
   const cgroups = opts.cgroups ?? Cgroups.open(limits, opts);
   const bubblewrap = mode !== 'process-group';
   const system = bubblewrap ? systemBinds() : [];
@@ -361,7 +366,7 @@ function works(isolation: Isolation): { ok: boolean; detail: string } {
       memoryBytes: Math.max(256 * 1024 * 1024, isolation.limits.memoryBytes),
     });
     const probe = spawnSync(argv[0]!, argv.slice(1), {
-      env: HELPER_ENV,
+      env: TRUSTED_ENV,
       input: '',
       encoding: 'utf8',
       timeout: 10_000,
@@ -389,7 +394,7 @@ export function probeIsolation(
     warnings.push(
       `cgroups are not usable (${cgroups.reason}): process count, memory and CPU are not capped per sandbox`,
     );
-  const tools = helpers();
+  const tools = trustedExecutables();
   if (!tools.prlimit) warnings.push('prlimit is not installed: no RLIMIT_DATA per process');
   const fallback = (reason: string) => {
     const isolation = createIsolation('process-group', limits, { ...opts, cgroups });

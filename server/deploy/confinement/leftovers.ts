@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import type { Logger } from 'pino';
 import { releaseCgroupTree } from './cgroups.ts';
 import { mountPoints } from './mounts.ts';
-import { findExecutable, HELPER_ENV, helpers } from './trusted-executables.ts';
+import { findExecutable, TRUSTED_ENV, trustedExecutables } from './trusted-executables.ts';
 import { deleteNamespace, listNamespaces, namespacePids, NETNS_PREFIX, netnsPrefixOf } from './netns.ts';
 
 const run = promisify(execFile);
@@ -87,7 +87,7 @@ export function mountsUnder(dir: string): string[] {
  * leftovers of a Twinbox that is gone. Resolves what it unmounted and detached.
  */
 export async function unmountUnder(dir: string): Promise<{ mounts: string[]; loopDevices: string[] }> {
-  const umount = helpers().umount;
+  const umount = trustedExecutables().umount;
   const mounts: string[] = [];
   for (let round = 0; umount && round < 4; round++) {
     const points = mountsUnder(dir);
@@ -95,9 +95,9 @@ export async function unmountUnder(dir: string): Promise<{ mounts: string[]; loo
     for (const point of points) {
       const target = undeleted(point);
       try {
-        await run(umount, [target], { env: HELPER_ENV });
+        await run(umount, [target], { env: TRUSTED_ENV });
       } catch {
-        await run(umount, ['-l', target], { env: HELPER_ENV }).catch(() => {});
+        await run(umount, ['-l', target], { env: TRUSTED_ENV }).catch(() => {});
       }
       mounts.push(point);
     }
@@ -106,7 +106,7 @@ export async function unmountUnder(dir: string): Promise<{ mounts: string[]; loo
   const losetup = findExecutable('losetup');
   if (losetup) {
     const { stdout } = await run(losetup, ['--list', '--noheadings', '--raw', '--output', 'NAME,BACK-FILE'], {
-      env: HELPER_ENV,
+      env: TRUSTED_ENV,
     }).catch(() => ({ stdout: '' }));
     for (const line of stdout.split('\n')) {
       const space = line.indexOf(' ');
@@ -117,7 +117,7 @@ export async function unmountUnder(dir: string): Promise<{ mounts: string[]; loo
         .replace(/\\x([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
       if (!under(file, dir)) continue;
       const device = line.slice(0, space);
-      await run(losetup, ['--detach', device], { env: HELPER_ENV }).catch(() => {});
+      await run(losetup, ['--detach', device], { env: TRUSTED_ENV }).catch(() => {});
       loopDevices.push(device);
     }
   }
@@ -316,7 +316,7 @@ export class HostRegistry {
     const current = await this.read(entry.instance);
     if (!current || current.pid !== entry.pid || current.pid_start !== entry.pid_start) return;
     sweep.instances.push(entry.instance);
-    const ip = helpers().ip;
+    const ip = trustedExecutables().ip;
     if (ip && entry.netns_prefix.startsWith(NETNS_PREFIX) && entry.netns_prefix.length > NETNS_PREFIX.length)
       for (const name of await listNamespaces(ip))
         if (name.startsWith(entry.netns_prefix)) {
@@ -348,7 +348,7 @@ export class HostRegistry {
    * alive, are not this sweep's to take.
    */
   private async sweepUnregisteredNamespaces(entries: InstanceEntry[], sweep: HostSweep): Promise<void> {
-    const ip = helpers().ip;
+    const ip = trustedExecutables().ip;
     if (!ip) return;
     const known = new Set([...entries.map((e) => e.netns_prefix), netnsPrefixOf(this.opts.instance)]);
     for (const name of await listNamespaces(ip)) {

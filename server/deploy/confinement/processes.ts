@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HELPER_ENV } from './trusted-executables.ts';
+import { TRUSTED_ENV } from './trusted-executables.ts';
 import { environmentScript, type ExecSpec, type Isolation } from './isolation.ts';
 import type { LogSink } from './logs.ts';
 
@@ -89,7 +89,7 @@ export function spawnGroup(
   const [file, ...args] = isolation.wrap(spec);
   const child = spawn(file!, args, {
     cwd: spec.cwd,
-    env: { ...HELPER_ENV },
+    env: { ...TRUSTED_ENV },
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

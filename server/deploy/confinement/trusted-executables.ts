@@ -9,7 +9,7 @@ import { join } from 'node:path';
 export const TRUSTED_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** The environment of every helper Twinbox runs outside a sandbox: nothing an app or a caller sets. */
-export const HELPER_ENV: Readonly<Record<string, string>> = Object.freeze({ PATH: TRUSTED_PATH, LANG: 'C' });
+export const TRUSTED_ENV: Readonly<Record<string, string>> = Object.freeze({ PATH: TRUSTED_PATH, LANG: 'C' });
 
 const NAMES = [
   'sh',
@@ -27,10 +27,10 @@ const NAMES = [
   'losetup',
   'mknod',
 ] as const;
-export type HelperName = (typeof NAMES)[number];
+export type TrustedExecutableName = (typeof NAMES)[number];
 
 /** Absolute paths of the helpers found on TRUSTED_PATH; a missing one is undefined. */
-export type Helpers = Readonly<Partial<Record<HelperName, string>>>;
+export type TrustedExecutables = Readonly<Partial<Record<TrustedExecutableName, string>>>;
 
 /** The first executable regular file called `name` in the directories of `searchPath`. */
 export function findExecutable(name: string, searchPath = TRUSTED_PATH): string | undefined {
@@ -49,15 +49,15 @@ export function findExecutable(name: string, searchPath = TRUSTED_PATH): string 
   return undefined;
 }
 
-let resolved: Helpers | undefined;
+let resolved: TrustedExecutables | undefined;
 
 /**
- * Every helper, resolved once (the first call, at start) and frozen: later changes to PATH, the working
+ * Every trustedExecutable, resolved once (the first call, at start) and frozen: later changes to PATH, the working
  * directory or the environment cannot change which file runs.
  */
-export function helpers(): Helpers {
+export function trustedExecutables(): TrustedExecutables {
   if (!resolved) {
-    const found: Partial<Record<HelperName, string>> = {};
+    const found: Partial<Record<TrustedExecutableName, string>> = {};
     for (const name of NAMES) {
       const path = findExecutable(name);
       if (path) found[name] = path;
@@ -68,8 +68,8 @@ export function helpers(): Helpers {
 }
 
 /** A helper that must exist: its absolute path, or an error naming what is missing. */
-export function helper(name: HelperName): string {
-  const path = helpers()[name];
+export function trustedExecutable(name: TrustedExecutableName): string {
+  const path = trustedExecutables()[name];
   if (!path) throw new Error(`\`${name}\` was not found in ${TRUSTED_PATH}`);
   return path;
 }

@@ -4,7 +4,7 @@ import { chmod, mkdir, open, readdir, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { mountPoints } from '../confinement/mounts.ts';
-import { HELPER_ENV, helpers } from '../confinement/trusted-executables.ts';
+import { TRUSTED_ENV, trustedExecutables } from '../confinement/trusted-executables.ts';
 
 const run = promisify(execFile);
 
@@ -74,7 +74,7 @@ export async function createWorkspace(
   await removeWorkspace(dir);
   await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
   await mkdir(dir, { mode: 0o700 });
-  const { mount } = helpers();
+  const { mount } = trustedExecutables();
   if (!mount) return { dir, enforced: false, kind: 'directory', reason: '`mount` is not installed' };
   if (process.getuid?.() !== 0)
     return {
@@ -108,7 +108,7 @@ export async function createWorkspace(
         'twinbox-workspace',
         dir,
       ],
-      { env: HELPER_ENV },
+      { env: TRUSTED_ENV },
     );
     return {
       dir,
@@ -134,7 +134,7 @@ function stderrOf(error: unknown): string {
 async function diskStep(step: string, file: string | undefined, args: string[]): Promise<string> {
   if (!file) throw new DiskWorkspaceError(`${step}: the program is not installed`);
   try {
-    return (await run(file, args, { env: HELPER_ENV })).stdout.trim();
+    return (await run(file, args, { env: TRUSTED_ENV })).stdout.trim();
   } catch (error) {
     throw new DiskWorkspaceError(`${step} failed: ${stderrOf(error)}`);
   }
@@ -159,7 +159,7 @@ const MKFS_OPTIONS = [
 ];
 
 async function mountDiskImage(dir: string, bytes: number): Promise<void> {
-  const h = helpers();
+  const h = trustedExecutables();
   for (const name of ['mkfs.ext4', 'losetup'] as const)
     if (!h[name]) throw new DiskWorkspaceError(`\`${name}\` is not installed (Debian: e2fsprogs, mount)`);
   const image = workspaceImageOf(dir);
@@ -208,7 +208,7 @@ let attaching: Promise<unknown> = Promise.resolve();
  */
 async function attachLoop(image: string): Promise<string> {
   const attach = async (): Promise<string> => {
-    const losetup = helpers().losetup;
+    const losetup = trustedExecutables().losetup;
     let lastError: unknown;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
@@ -230,7 +230,7 @@ async function attachLoop(image: string): Promise<string> {
 
 /** `losetup -f` asks the kernel for a free device (adding one when none is free); its node must exist. */
 async function ensureFreeLoopNode(): Promise<void> {
-  const h = helpers();
+  const h = trustedExecutables();
   const device = await diskStep('losetup -f', h.losetup, ['-f']);
   const index = /^\/dev\/loop(\d+)$/.exec(device)?.[1];
   if (!index) throw new DiskWorkspaceError(`losetup -f printed ${device}`);
@@ -274,20 +274,20 @@ function loopDevicesOf(image: string): string[] {
  * device and the image's disk space, only once they exit.
  */
 export async function removeWorkspace(dir: string): Promise<void> {
-  const { umount, losetup } = helpers();
+  const { umount, losetup } = trustedExecutables();
   // A workspace made twice without removal has two mounts stacked: take them all off.
   for (let i = 0; umount && i < 16 && isMountPoint(dir); i++) {
     try {
-      await run(umount, [canonical(dir)], { env: HELPER_ENV });
+      await run(umount, [canonical(dir)], { env: TRUSTED_ENV });
     } catch {
-      await run(umount, ['-l', canonical(dir)], { env: HELPER_ENV }).catch(() => {});
+      await run(umount, ['-l', canonical(dir)], { env: TRUSTED_ENV }).catch(() => {});
     }
   }
   if (isMountPoint(dir)) throw new Error(`could not unmount the workspace ${dir}`);
   const image = workspaceImageOf(dir);
   // Normally autoclear already detached it; a crash between attach and mount leaves one attached.
   for (const device of loopDevicesOf(image))
-    if (losetup) await run(losetup, ['-d', device], { env: HELPER_ENV }).catch(() => {});
+    if (losetup) await run(losetup, ['-d', device], { env: TRUSTED_ENV }).catch(() => {});
   // The image before the directory: a crash in between leaves a directory, which a sweep finds.
   await rm(image, { force: true });
   await rmdir(dirname(image)).catch(() => {}); // only once empty
