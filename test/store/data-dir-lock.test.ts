@@ -1,4 +1,5 @@
 import t from 'tap';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataDirLockedError, lockDataDir } from '../../server/store/data-dir-lock.ts';
@@ -33,5 +34,8 @@ t.test('our own pid in a leftover lock file (a restarted container) is not a liv
   const dir = await tempDir(t);
   await writeFile(join(dir, 'twinbox.pid'), String(process.pid));
   const lock = lockDataDir(dir);
+  t.equal(await readFile(join(dir, 'twinbox.pid'), 'utf8'), String(process.pid), 'taken, as ours');
+  t.throws(() => lockDataDir(dir), DataDirLockedError, 'and now held: a second lock is refused');
   lock.release();
+  t.notOk(existsSync(join(dir, 'twinbox.pid')), 'released');
 });
