@@ -113,8 +113,9 @@ export function mergeMetadata(current: unknown, v: FormValue | undefined): Recor
 
 export function bool(v: FormValue | undefined, param: string): boolean | undefined {
   if (v === undefined) return undefined;
-  if (v === 'true') return true;
-  if (v === 'false') return false;
+  // stripe-python formats a Python bool with str(): `True`/`False`, which Stripe's v1 API reads too.
+  if (v === 'true' || v === 'True') return true;
+  if (v === 'false' || v === 'False') return false;
   throw invalid(`Invalid boolean: ${typeof v === 'string' ? v : 'a hash'}`, param);
 }
 

@@ -12,6 +12,7 @@ import { ownValue, setOwn } from '../../runtime/safe-json.ts';
 import { presentedToken, randomToken, secretEquals } from '../../runtime/secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../../runtime/webhooks.ts';
 import { describeStripeChange } from './changes.ts';
+import { versionError } from './api-version.ts';
 import { checkoutPage } from './checkout-page.ts';
 import { StripeError } from './errors.ts';
 import { expandPaths, expandResponse } from './expand.ts';
@@ -109,6 +110,8 @@ class StripeTwin implements TwinDriver {
       const page = await checkoutPage(request, this.store);
       if (page) return page;
     }
+    const badVersion = versionError(request.headers.get('stripe-version'));
+    if (badVersion) return stripeJson(badVersion.status, { error: badVersion.body });
     // stripe-node sends the parameters of a DELETE (`cancellation_details[...]`) in the query string.
     const text =
       request.method === 'GET'

@@ -145,7 +145,7 @@ function resyncLine(store: StripeStore, ii: StripeObject): void {
 export function listInvoiceItems(store: StripeStore, q: URLSearchParams) {
   const customer = q.get('customer');
   const invoice = q.get('invoice');
-  const pending = q.get('pending');
+  const pending = bool(q.get('pending') ?? undefined, 'pending');
   return store.list(
     'invoiceitem',
     q,
@@ -153,6 +153,6 @@ export function listInvoiceItems(store: StripeStore, q: URLSearchParams) {
     (ii) =>
       (!customer || ii.customer === customer) &&
       (!invoice || ii.invoice === invoice) &&
-      (pending === null || (pending === 'true') === (ii.invoice === null)),
+      (pending === undefined || pending === (ii.invoice === null)),
   );
 }

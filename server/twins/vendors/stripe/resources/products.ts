@@ -71,12 +71,8 @@ export function updateProduct(store: StripeStore, id: string, b: FormObject) {
 }
 
 export function listProducts(store: StripeStore, q: URLSearchParams) {
-  return store.list(
-    'product',
-    q,
-    '/v1/products',
-    (p) => !q.get('active') || String(p.active) === q.get('active'),
-  );
+  const active = bool(q.get('active') ?? undefined, 'active');
+  return store.list('product', q, '/v1/products', (p) => active === undefined || p.active === active);
 }
 
 /** The name a line shows for a price: its product's, or the product id when that is gone. */
@@ -154,7 +150,7 @@ export function updatePrice(store: StripeStore, id: string, b: FormObject) {
 
 export function listPrices(store: StripeStore, q: URLSearchParams) {
   const product = q.get('product');
-  const active = q.get('active');
+  const active = bool(q.get('active') ?? undefined, 'active');
   const type = q.get('type');
   const lookupKeys = [...q.entries()].filter(([k]) => /^lookup_keys\[\d*\]$/.test(k)).map(([, v]) => v);
   return store.list(
@@ -163,7 +159,7 @@ export function listPrices(store: StripeStore, q: URLSearchParams) {
     '/v1/prices',
     (p) =>
       (!product || p.product === product) &&
-      (!active || String(p.active) === active) &&
+      (active === undefined || p.active === active) &&
       (!type || p.type === type) &&
       (!lookupKeys.length || lookupKeys.includes(String(p.lookup_key))),
   );
