@@ -14,6 +14,7 @@ import { json } from '../../runtime/http.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { handlePullFiles, refreshPullStats, registerExtensions, synchronizePulls } from './extensions.ts';
+import { handleCompat } from './compat.ts';
 import { GitHubShape } from './shape.ts';
 import { expireUserTokens, handleOAuth, tokenExpired } from './oauth.ts';
 import { applyIssuesAndPulls } from './issues-seed.ts';
@@ -34,6 +35,7 @@ const githubError = (status: number, message: string) =>
  * The web side of OAuth: the authorize page, its account-picker form post, the code exchange (client
  * credentials in the body) and the engine's grant pages (its own cookie session). No API token there.
  */
+const MARKDOWN = /^\/markdown(\/raw)?$/;
 const WEB_FLOW = /^\/(login\/|settings\/connections\/applications\/)/;
 
 /** A GitHub App's JWT as the engine takes it: `eyJ...`, RS256, signed with an app's key, not expired. */
@@ -192,7 +194,9 @@ class GitHubTwin extends EngineTwin {
     // The OAuth web flow needs no token; one that is there is used only when valid (handle drops others).
     if (WEB_FLOW.test(head.url.pathname)) return credential === true ? true : 'public';
     if (credential !== undefined) return credential;
-    return ['GET', 'HEAD', 'OPTIONS'].includes(head.method)
+    // Rendering Markdown reads and writes nothing: GitHub serves it without a token.
+    return ['GET', 'HEAD', 'OPTIONS'].includes(head.method) ||
+      (head.method === 'POST' && MARKDOWN.test(head.url.pathname))
       ? 'public'
       : githubError(401, 'Requires authentication');
   }
@@ -248,6 +252,7 @@ class GitHubTwin extends EngineTwin {
         expiring: (clientId) => this.expiringClients.has(clientId),
       })) ??
       (await handlePullFiles(this.engine, forwarded)) ??
+      (await handleCompat(forwarded, (r) => this.engine.app.fetch(r))) ??
       (await this.engine.app.fetch(forwarded));
     return this.shape.finish(forwarded, response);
   }
