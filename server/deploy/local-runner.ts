@@ -8,7 +8,7 @@ import { freePort } from './ports.ts';
 import type { DependencyCache } from './steps/dependency-cache.ts';
 import { waitForHttp } from './steps/health.ts';
 import { repositoryRegistries } from './steps/npm-registries.ts';
-import type { DeployContext, DeployRunner } from './steps/pipeline.ts';
+import { appDirectory, type DeployContext, type DeployRunner } from './steps/pipeline.ts';
 import type { SourceFetcher } from './steps/source.ts';
 
 /** Public URLs of a sandbox's app and twins (the router serves them). */
@@ -89,7 +89,9 @@ export class LocalRunner implements DeployRunner {
   }
 
   async appPort(ctx: DeployContext): Promise<number> {
-    // In its own namespace nothing else can hold the port; on the host's network the OS picks one.
+    // In its own namespace nothing else can hold the port (a fixed `port:` too); on the host's network
+    // the OS picks one, and a fixed port is the app's risk (docs/profiles.md).
+    if (ctx.profile?.port) return ctx.profile.port;
     return this.running.pods.get(ctx.sandbox.id)?.netnsPath ? APP_PORT : freePort();
   }
 
@@ -99,6 +101,7 @@ export class LocalRunner implements DeployRunner {
       command,
       sandboxId: ctx.sandbox.id,
       cwd: ctx.workspace,
+      chdir: appDirectory(ctx),
       netns: this.running.pods.get(ctx.sandbox.id)?.netnsPath,
       files: this.running.pods.get(ctx.sandbox.id)?.etcFiles(),
       memoryBytes: this.opts.memoryBytes,
@@ -122,7 +125,7 @@ export class LocalRunner implements DeployRunner {
       ? { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, npm_config_proxy: proxy, npm_config_https_proxy: proxy }
       : {};
     // The registries the repository's own .npmrc names may be reached too, at public addresses only.
-    const named = await repositoryRegistries(ctx.workspace);
+    const named = await repositoryRegistries(appDirectory(ctx));
     if (!named.registry && this.opts.npmRegistry) proxyEnv.npm_config_registry = this.opts.npmRegistry;
     if (proxy && named.hosts.length)
       ctx.log.note(
@@ -133,11 +136,16 @@ export class LocalRunner implements DeployRunner {
     try {
       const cached = await this.deps.provide(
         ctx.profile!,
-        ctx.workspace,
+        appDirectory(ctx),
         (command, cwd, writable, env) =>
           runStep(
             'install',
-            this.spec(ctx, command, { cwd, writable }),
+            // In the app's folder, the whole workspace stays bound (a `root:` app may use its siblings).
+            this.spec(ctx, command, {
+              cwd: cwd === appDirectory(ctx) ? ctx.workspace : cwd,
+              chdir: cwd,
+              writable,
+            }),
             { ...ctx.appEnv!, ...proxyEnv, HOME: cwd, ...env },
             this.opts.isolation,
             ctx.log,
@@ -184,6 +192,10 @@ export class LocalRunner implements DeployRunner {
       { socketPath: pod.appSocket(), path: ctx.profile!.healthPath },
       { timeoutMs: this.opts.healthTimeoutMs, exited: ctx.app!.exited.then(appExit), signal: ctx.signal },
     );
+  }
+
+  appUrl(ctx: DeployContext): string {
+    return this.opts.urls.appUrl(ctx.sandbox.id);
   }
 
   appOriginForTwins(ctx: DeployContext): string {

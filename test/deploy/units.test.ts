@@ -1,12 +1,13 @@
 import t from 'tap';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { extractTarball } from '../../server/deploy/steps/extract.ts';
 import { Cgroups } from '../../server/deploy/confinement/cgroups.ts';
 import { LogSink, SandboxLogs } from '../../server/deploy/confinement/logs.ts';
 import { readProfile } from '../../server/deploy/steps/profile.ts';
+import { appEnvironment, withAppUrl } from '../../server/deploy/steps/pipeline.ts';
 import {
   chooseTwinNames,
   mergeEnv,
@@ -111,6 +112,71 @@ t.test('profile detection', async (t) => {
   await t.rejects(readProfile(await dir({ 'notes.txt': 'x' })), /No runtime profile/);
   await t.rejects(readProfile(await dir({ '.github/twinbox.yml': 'start: [1' })), /not valid YAML/);
   await t.rejects(readProfile(await dir({ '.github/twinbox.yml': 'start: x\nbogus: 1' })), /bogus/);
+});
+
+t.test('profile root, port and ${APP_URL}', async (t) => {
+  const dir = async (files: Record<string, string>) => {
+    const root = await tempDir(t);
+    for (const [path, text] of Object.entries(files)) {
+      await mkdir(join(root, path, '..'), { recursive: true });
+      await writeFile(join(root, path), text);
+    }
+    return root;
+  };
+  const yml = (text: string) => ({ '.github/twinbox.yml': text });
+  // Detection runs in the root folder: its package.json, not the repository's.
+  const nested = await readProfile(
+    await dir({
+      ...yml('root: server/node\nport: 4242\n'),
+      'package.json': '{"scripts":{"start":"node top.js"}}',
+      'server/node/package.json': '{"scripts":{"start":"node app.js"},"dependencies":{"stripe":"1"}}',
+    }),
+  );
+  t.match(nested, { root: 'server/node', port: 4242, start: 'node app.js', source: 'twinbox.yml+node' });
+  t.same(nested.dependencies, ['stripe']);
+  t.match(await readProfile(await dir({ 'index.html': 'x' })), { root: '', port: null });
+  // `./a/` is the folder `a`; `.` the repository root.
+  t.match(await readProfile(await dir({ ...yml('root: ./a/\n'), 'a/index.html': 'x' })), { root: 'a' });
+  t.match(await readProfile(await dir({ ...yml('root: .\n'), 'index.html': 'x' })), { root: '' });
+
+  for (const bad of ['../..', 'a/../../x', '/etc', 'a\\b'])
+    await t.rejects(
+      readProfile(await dir({ ...yml(`root: '${bad}'\nstart: x\n`), 'a/x': 'x' })),
+      { message: /"root" must be a folder inside the repository/ },
+      bad,
+    );
+  await t.rejects(readProfile(await dir({ ...yml('root: nope\nstart: x\n') })), {
+    message: /"root" \("nope"\) does not exist/,
+  });
+  await t.rejects(readProfile(await dir({ ...yml('root: f\nstart: x\n'), f: 'file' })), {
+    message: /is not a folder/,
+  });
+  // A hostile repository links its root out of the workspace: the link is followed and refused.
+  const linked = await dir({ ...yml('root: out/inner\nstart: x\n') });
+  const elsewhere = await tempDir(t);
+  await mkdir(join(elsewhere, 'inner'));
+  await symlink(elsewhere, join(linked, 'out'));
+  await t.rejects(readProfile(linked), { message: /leads outside the repository/ });
+  const selfLink = await dir({ ...yml('root: up\nstart: x\n'), 'a/x': 'x' });
+  await symlink('..', join(selfLink, 'up'));
+  await t.rejects(readProfile(selfLink), { message: /leads outside the repository/ });
+
+  for (const bad of ['80', '1023', '65536', '42.5', 'web', '3128', '5432'])
+    await t.rejects(readProfile(await dir(yml(`port: ${bad}\nstart: x\n`))), { message: /"port" must/ }, bad);
+  t.match(await readProfile(await dir(yml('port: 1024\nstart: x\n'))), { port: 1024 });
+  t.match(await readProfile(await dir(yml('port: 65535\nstart: x\n'))), { port: 65535 });
+
+  const url = 'http://0b1c.localhost:3000';
+  t.same(withAppUrl({ A: '${APP_URL}/cb', B: 'x${APP_URL}${APP_URL}', C: '$APP_URL ${HOME}', D: '' }, url), {
+    A: `${url}/cb`,
+    B: `x${url}${url}`,
+    C: '$APP_URL ${HOME}',
+    D: '',
+  });
+  const profile = await readProfile(await dir(yml('start: x\nport_variable: HTTP_PORT\n')));
+  const env = appEnvironment('/w', { APP_URL: 'http://evil', PUBLIC_URL: 'http://cdn' }, profile, 4242, url);
+  t.match(env, { APP_URL: url, PUBLIC_URL: 'http://cdn', HTTP_PORT: '4242', PORT: '4242' });
+  t.equal(appEnvironment('/w', {}, profile, 4242, url).PUBLIC_URL, url);
 });
 
 /** A raw ustar header, for entries gzipTar cannot write (links, traversal). */

@@ -35,6 +35,8 @@ const profile = (install: string, lockfile: string | null = 'package-lock.json')
   dependencies: [],
   staticSite: false,
   webhooks: {},
+  root: '',
+  port: null,
 });
 
 /** A repository checkout with a lockfile (and any extra files). */

@@ -17,6 +17,8 @@ export interface ExecSpec {
   sandboxId: string;
   /** The sandbox's workspace: the working directory, writable. */
   cwd: string;
+  /** Where the command starts, inside `cwd` (an app's `root:` folder); default: `cwd`. */
+  chdir?: string;
   /** Further paths the command may read (the dependency cache it links to). */
   readOnly?: string[];
   /** Further paths the command may write. */
@@ -251,7 +253,7 @@ function bubblewrapArgv(
     '--hostname',
     'sandbox',
     '--chdir',
-    spec.cwd,
+    spec.chdir ?? spec.cwd,
     '--',
     '/bin/sh',
     '-c',

@@ -88,7 +88,7 @@ export function spawnGroup(
 ): GroupProcess {
   const [file, ...args] = isolation.wrap(spec);
   const child = spawn(file!, args, {
-    cwd: spec.cwd,
+    cwd: spec.chdir ?? spec.cwd,
     env: { ...TRUSTED_ENV },
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],

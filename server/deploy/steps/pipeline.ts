@@ -70,6 +70,8 @@ export interface DeployRunner {
   startApp(ctx: DeployContext, port: number): Promise<GroupProcess>;
   /** Resolves once the app answers HTTP on its health path; rejects with the reason. */
   waitHealthy(ctx: DeployContext, port: number): Promise<void>;
+  /** The app's public URL: what the sandbox's `app_url` is (the app's `APP_URL`). */
+  appUrl(ctx: DeployContext): string;
   /** The app's origin as its twins reach it (they deliver webhooks from beside it, in its namespace). */
   appOriginForTwins(ctx: DeployContext): string;
   /** Points one twin's webhooks at `url`, signed with `secret` (the twin's PUT /webhooks/target). */
@@ -112,11 +114,11 @@ export const DEPLOY_STEPS: DeployStep[] = [
       }
       const p = ctx.profile;
       ctx.log.note(
-        `profile (${p.source}): install=${p.install ?? '-'} build=${p.build ?? '-'} start=${p.start}`,
+        `profile (${p.source}): ${p.root ? `root=${p.root} ` : ''}${p.port ? `port=${p.port} ` : ''}install=${p.install ?? '-'} build=${p.build ?? '-'} start=${p.start}`,
       );
       if (p.staticSite) {
-        await mkdir(join(ctx.workspace, '.twinbox'), { recursive: true });
-        await copyFile(STATIC_SERVER_SOURCE, join(ctx.workspace, STATIC_SERVER_PATH));
+        await mkdir(join(appDirectory(ctx), '.twinbox'), { recursive: true });
+        await copyFile(STATIC_SERVER_SOURCE, join(appDirectory(ctx), STATIC_SERVER_PATH));
       }
     },
   },
@@ -213,10 +215,28 @@ export async function settleAppEnvironment(ctx: DeployContext, runner: DeployRun
   // A pull request's own .github/twinbox.yml is the head's, i.e. the author's (a fork's, maybe): its
   // `env` never reaches the app. The GitHub App reads the base branch's config and passes its `env`
   // for same-repository pull requests only (docs/github-app.md).
-  ctx.envVars ??= mergeEnv(ctx.sandbox.pr_url ? {} : profile.env, ctx.twins!, ctx.sandbox.env);
+  ctx.envVars ??= withAppUrl(
+    mergeEnv(ctx.sandbox.pr_url ? {} : profile.env, ctx.twins!, ctx.sandbox.env),
+    runner.appUrl(ctx),
+  );
   // Install and build see the app's environment too (build tools read API URLs, PORT...).
   ctx.port = await runner.appPort(ctx);
-  ctx.appEnv = appEnvironment(ctx.workspace, ctx.envVars, profile, ctx.port);
+  ctx.appEnv = appEnvironment(appDirectory(ctx), ctx.envVars, profile, ctx.port, runner.appUrl(ctx));
+}
+
+/** The folder the app's commands run in: the workspace, or its `root:` folder. */
+export function appDirectory(ctx: DeployContext): string {
+  return ctx.profile?.root ? join(ctx.workspace, ctx.profile.root) : ctx.workspace;
+}
+
+/**
+ * `${APP_URL}` in a variable's value (twinbox.yml's `env`, the caller's) becomes the app's URL, which is
+ * known only once the sandbox exists. Only that one name: nothing else is expanded, no `$NAME` form.
+ */
+export function withAppUrl(vars: Record<string, string>, appUrl: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(vars).map(([name, value]) => [name, value.split('${APP_URL}').join(appUrl)]),
+  );
 }
 
 /**
@@ -262,6 +282,7 @@ export function appEnvironment(
   envVars: Record<string, string>,
   profile: RuntimeProfile,
   port: number,
+  appUrl: string,
 ): Record<string, string> {
   return {
     PATH: `${join(workspace, 'node_modules', '.bin')}:${PATH}`,
@@ -269,7 +290,11 @@ export function appEnvironment(
     TMPDIR: '/tmp',
     LANG: 'C.UTF-8',
     NODE_ENV: 'production',
+    // Create React App and others read it (a default: the app's env may say otherwise).
+    PUBLIC_URL: appUrl,
     ...envVars,
+    // After envVars, like the port: the URL is the router's fact, not the caller's to change.
+    APP_URL: appUrl,
     // Last, so the app listens where the health check and app_url point, whatever the caller sent.
     [profile.portVariable]: String(port),
     ...(profile.portVariable === 'PORT' ? {} : { PORT: String(port) }),

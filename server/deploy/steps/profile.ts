@@ -1,8 +1,10 @@
 import Joi from 'joi';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { GUARDED_PORTS } from '../../pod/egress-guard.ts';
+import { INSTALL_PROXY_PORT } from '../../pod/layout.ts';
 
 /** How to build and run one repository's app. Commands are shell command lines run in the workspace. */
 export interface RuntimeProfile {
@@ -35,7 +37,22 @@ export interface RuntimeProfile {
    * Twins not named get their default (docs/twins.md, "Webhooks").
    */
   webhooks: Record<string, string | null>;
+  /**
+   * `root:` of twinbox.yml: the app's folder, relative to the repository root ('' for the root itself).
+   * Detection, install, build and start run there.
+   */
+  root: string;
+  /** `port:` of twinbox.yml: the fixed port the app listens on; null: Twinbox assigns one. */
+  port: number | null;
 }
+
+/**
+ * Ports an app may not fix: the pod holds them inside the sandbox's namespace (the install proxy, and the
+ * egress guard's sinks for well-known services), so an app there could never bind them.
+ */
+export const RESERVED_APP_PORTS: readonly number[] = [INSTALL_PROXY_PORT, ...GUARDED_PORTS].filter(
+  (port) => port >= 1024,
+);
 
 export const PROFILE_PATH = '.github/twinbox.yml';
 /** Where the built-in static server is put inside a static site's workspace. */
@@ -68,6 +85,30 @@ const webhookPath = Joi.any()
   });
 
 const configSchema = Joi.object({
+  // Unprivileged: the app runs without the capability to bind below 1024.
+  port: Joi.number()
+    .integer()
+    .min(1024)
+    .max(65535)
+    .invalid(...RESERVED_APP_PORTS)
+    .messages({
+      'any.invalid': `{{#label}} must not be ${RESERVED_APP_PORTS.join(', ')}: the sandbox's pod uses those ports`,
+    }),
+  // Checked for what it names (inside the repository, a folder) by appFolder().
+  root: Joi.string()
+    .max(1024)
+    .custom((value: string, helpers) =>
+      value.startsWith('/') ||
+      value.includes('\\') ||
+      /[\u0000-\u001f]/.test(value) ||
+      value.split('/').some((part) => part === '..')
+        ? helpers.error('root.path')
+        : value,
+    )
+    .messages({
+      'root.path':
+        '{{#label}} must be a folder inside the repository, relative to its root (no leading /, no ..), e.g. server/node',
+    }),
   install: Joi.string().allow(null),
   build: Joi.string().allow(null),
   start: Joi.string(),
@@ -96,6 +137,26 @@ interface ProfileConfig {
   twins?: string[];
   env?: Record<string, string | number | boolean>;
   webhooks?: Record<string, string | null>;
+  root?: string;
+  port?: number;
+}
+
+/**
+ * The app's folder for `root:` (already free of `..` and absolute paths): resolved through symlinks, it
+ * must still be a folder inside the workspace, since a hostile repository may link it anywhere.
+ */
+async function appFolder(dir: string, root: string): Promise<string> {
+  const refuse = (why: string) =>
+    new ProfileError(`${PROFILE_PATH}: "root" (${JSON.stringify(root)}) ${why}.`);
+  const workspace = await realpath(dir);
+  const target = await realpath(join(dir, root)).catch(() => {
+    throw refuse('does not exist in the repository');
+  });
+  const inside = relative(workspace, target);
+  if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside))
+    throw refuse('leads outside the repository');
+  if (!(await stat(target)).isDirectory()) throw refuse('is not a folder');
+  return inside.split(sep).join('/');
 }
 
 async function readText(path: string): Promise<string | undefined> {
@@ -213,7 +274,8 @@ function shellQuote(text: string): string {
  */
 export async function readProfile(dir: string): Promise<RuntimeProfile> {
   const config = await readConfig(dir);
-  const detected = await detect(dir);
+  const root = config?.root !== undefined ? await appFolder(dir, config.root) : '';
+  const detected = await detect(join(dir, root));
   const start = config?.start ?? detected?.start;
   if (!start) {
     throw new ProfileError(
@@ -239,5 +301,7 @@ export async function readProfile(dir: string): Promise<RuntimeProfile> {
     dependencies: detected?.dependencies ?? [],
     staticSite: start === `node ${STATIC_SERVER_PATH}`,
     webhooks: config?.webhooks ?? {},
+    root,
+    port: config?.port ?? null,
   };
 }
