@@ -69,6 +69,18 @@ export async function createDeployEngine(deps: {
   events: DeployEvents;
 }): Promise<DeployEngine> {
   const { config, logger, catalog, events } = deps;
+  // The registries npm is configured with on this machine, read once (`npm config list` takes about half
+  // a second): an install step in its own namespace may reach them (and the repository's .npmrc's, and
+  // TWINBOX_INSTALL_EGRESS), nothing else. Asked now, so it runs while the probes below do.
+  // Settled here, never rejected: a start that fails before it is awaited leaves no unhandled rejection.
+  const npmRegistries = machineRegistries().then(
+    (found) => ({ ...found, problem: undefined }),
+    (error: Error) => ({
+      registry: undefined,
+      hosts: [] as { host: string; port: number }[],
+      problem: error.message,
+    }),
+  );
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Names this Twinbox's cgroups and network namespaces: several Twinboxes can share a host (tests do).
   const instance = instanceOf(config.dataDir);
@@ -111,14 +123,11 @@ export async function createDeployEngine(deps: {
     warnings.push(
       `sandboxes get no network namespace (${netnsProblem}): apps can reach this machine and each other`,
     );
-  // The registries npm is configured with on this machine, read once: an install step in its own
-  // namespace may reach them (and the repository's .npmrc's, and TWINBOX_INSTALL_EGRESS), nothing else.
-  const npm = await machineRegistries().catch((error: Error) => {
+  const npm = await npmRegistries;
+  if (npm.problem)
     warnings.push(
-      `could not read npm's registries (${error.message}): installs reach only TWINBOX_INSTALL_EGRESS and the repository's .npmrc registries`,
+      `could not read npm's registries (${npm.problem}): installs reach only TWINBOX_INSTALL_EGRESS and the repository's .npmrc registries`,
     );
-    return { registry: undefined, hosts: [] };
-  });
   const missing = isolationGaps(isolation, netnsProblem);
   if (missing.length && config.env === 'production')
     throw new IsolationError(
