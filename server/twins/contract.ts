@@ -1,3 +1,6 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+
 /**
  * Thrown by drivers and the admin API for bad input: becomes a 4xx body (the vendor's shape on vendor
  * routes, `detail` on the admin API). `code` says what kind of bad input, so a driver can pick the
@@ -82,6 +85,13 @@ export interface TwinDriver {
   /** Builds the body of an injected error in the vendor's shape. */
   faultResponse(kind: 'status' | 'rate_limit', status: number): Response;
   adminRoutes?: DriverAdminHandler;
+  /**
+   * An HTTP upgrade (a WebSocket: Slack's Socket Mode) that reached the twin, on any of its doors (the
+   * loopback port, the router's Unix socket, the pod's front door). The driver takes the socket and
+   * answers undefined, or answers the refusal the runtime writes on it (then the socket is closed).
+   * Without this hook every upgrade is refused. `url`'s path and query are the request's.
+   */
+  upgrade?(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Response | undefined;
   close(): Promise<void>;
 }
 
@@ -104,6 +114,12 @@ export interface TwinFactory {
   description: string;
   envVarNames: string[];
   /**
+   * The vendor's own host names that its SDKs call by default (`api.stripe.com`): inside a sandbox they
+   * reach this twin over HTTPS, so an unmodified app talks to it (docs/twins.md, "The vendors' host
+   * names"). A `*` stands for one label of any value (`*.okta.com`, an org's own host).
+   */
+  hosts: readonly string[];
+  /**
    * How a deployed app receives this twin's events (docs/twins.md, "Webhooks"): the app path they are
    * POSTed to unless `.github/twinbox.yml` names another (the vendor framework's own default where there
    * is one), and the variable of `envVarNames` holding the secret they are signed with, the one the
@@ -115,10 +131,13 @@ export interface TwinFactory {
   /** Validates a seed document; returns the normalised seed or throws TwinInputError. */
   validateSeed(seed: unknown): unknown;
   /**
-   * Starts a driver. `saved` is a previous `snapshot()` to restore instead of seeding. `baseUrl` is where
-   * the app reaches the twin (inside its sandbox); `publicUrl` where a person's browser does (through the
-   * router), for pages the twin serves to people, such as a hosted checkout. Outside a sandbox they are
-   * the same, and `publicUrl` may be absent.
+   * Starts a driver. `saved` is a previous `snapshot()` to restore instead of seeding. `baseUrl` is the
+   * twin's own URL, which its env vars hand out and its answers' absolute URLs are written with: in a
+   * sandbox of its own network, the public URL, which works inside too; else where the app reaches it.
+   * `publicUrl` is where a person's browser does (through the router), for pages the twin serves to
+   * people, such as a hosted checkout; it may be absent when it is `baseUrl`. Whatever a request came to
+   * (the vendor's host, the public URL, the loopback port), its `request.url` has that origin, and the
+   * runtime rewrites `baseUrl` in the answer's body and `Location`/`Link` headers to it.
    */
   create(opts: { baseUrl: string; publicUrl?: string; seed: unknown; saved?: unknown }): Promise<TwinDriver>;
   /**

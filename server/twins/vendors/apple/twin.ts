@@ -165,6 +165,7 @@ export const appleTwin = engineTwinFactory({
   name: 'apple',
   description:
     'Sign in with Apple (authorization code, refresh, revoke, RS256 ID tokens, JWKS) with ES256 client secrets checked as Apple checks them, on the emulate engine',
+  hosts: ['appleid.apple.com'],
   envVarNames: ['APPLE_CLIENT_ID', 'APPLE_TEAM_ID', 'APPLE_KEY_ID', 'APPLE_PRIVATE_KEY', 'APPLE_ISSUER'],
   summarize: summarizeApple,
   validateSeed: validateAppleSeed,

@@ -461,6 +461,14 @@ export const awsTwin = engineTwinFactory({
   name: 'aws',
   description:
     'AWS S3 (buckets, objects, presigned URLs), STS and IAM with SigV4-checked credentials, on the emulate engine',
+  hosts: [
+    'sts.amazonaws.com',
+    'sts.*.amazonaws.com',
+    's3.amazonaws.com',
+    '*.s3.amazonaws.com',
+    's3.*.amazonaws.com',
+    '*.s3.*.amazonaws.com',
+  ],
   envVarNames: [
     'AWS_ACCESS_KEY_ID',
     'AWS_SECRET_ACCESS_KEY',

@@ -398,6 +398,7 @@ export const clerkTwin = engineTwinFactory({
   name: 'clerk',
   description:
     'Clerk Backend API (users, email addresses, organizations, memberships, invitations, sessions, session tokens and JWKS) on the emulate engine',
+  hosts: ['api.clerk.com'],
   envVarNames: ['CLERK_SECRET_KEY', 'CLERK_PUBLISHABLE_KEY', 'CLERK_API_URL', 'CLERK_JWT_KEY'],
   summarize: summarizeClerk,
   describeChange: describeClerkChange,

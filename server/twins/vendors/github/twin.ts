@@ -464,6 +464,7 @@ export const githubTwin = engineTwinFactory({
   name: 'github',
   description:
     'GitHub REST API (repos and contents, branches, pulls, issue comments, deployments, checks, OAuth, GitHub Apps, webhooks, tarballs)',
+  hosts: ['api.github.com', 'github.com', 'uploads.github.com', 'codeload.github.com'],
   envVarNames: ['GITHUB_TOKEN', 'GITHUB_API_URL', 'GITHUB_SERVER_URL', 'GITHUB_WEBHOOK_SECRET'],
   // Probot's and @octokit/webhooks' middleware's default path.
   webhook: { path: '/api/github/webhooks', secretVar: 'GITHUB_WEBHOOK_SECRET' },

@@ -372,6 +372,13 @@ export const googleTwin = engineTwinFactory({
   name: 'google',
   description:
     'Google OAuth 2.0 / OpenID Connect (authorization code with PKCE, refresh tokens, userinfo, JWKS) and the Gmail, Calendar and Drive APIs, on the emulate engine',
+  hosts: [
+    'oauth2.googleapis.com',
+    'accounts.google.com',
+    'www.googleapis.com',
+    'gmail.googleapis.com',
+    'openidconnect.googleapis.com',
+  ],
   envVarNames: [
     'GOOGLE_CLIENT_ID',
     'GOOGLE_CLIENT_SECRET',

@@ -352,6 +352,7 @@ export const linearTwin = engineTwinFactory({
   name: 'linear',
   description:
     'Linear GraphQL API (viewer, users, teams, workflow states, issues, comments, labels, projects, cycles, webhooks) and OAuth on the emulate engine',
+  hosts: ['api.linear.app'],
   envVarNames: ['LINEAR_API_KEY', 'LINEAR_API_URL', 'LINEAR_WEBHOOK_SECRET'],
   // Linear has no framework default; a Next.js-style route like the other twins'.
   webhook: { path: '/api/webhooks/linear', secretVar: 'LINEAR_WEBHOOK_SECRET' },

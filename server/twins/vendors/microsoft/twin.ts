@@ -243,6 +243,7 @@ export const microsoftTwin = engineTwinFactory({
   name: 'microsoft',
   description:
     'Microsoft Entra ID v2.0 OAuth 2.0 / OpenID Connect (authorization code with PKCE, refresh tokens, client credentials, JWKS) and Microsoft Graph users (/me, /users), on the emulate engine',
+  hosts: ['login.microsoftonline.com', 'graph.microsoft.com'],
   envVarNames: [
     'AZURE_CLIENT_ID',
     'AZURE_CLIENT_SECRET',

@@ -349,6 +349,7 @@ export const mongoatlasTwin = engineTwinFactory({
   name: 'mongoatlas',
   description:
     'MongoDB Atlas Administration API v2 (projects, clusters, database users, databases, collections) with service-account OAuth, and the Data API v1 (find, insert, update, delete, aggregate) on the emulate engine',
+  hosts: ['cloud.mongodb.com', 'data.mongodb-api.com'],
   envVarNames: [
     'MONGODB_ATLAS_BASE_URL',
     'MONGODB_ATLAS_CLIENT_ID',

@@ -248,6 +248,7 @@ export const oktaTwin = engineTwinFactory({
   name: 'okta',
   description:
     'Okta management API (users and their lifecycle, groups, apps) with SSWS API tokens, and the OAuth 2.0 / OIDC authorization servers, on the emulate engine',
+  hosts: ['*.okta.com', '*.oktapreview.com'],
   envVarNames: [
     'OKTA_CLIENT_ORGURL',
     'OKTA_CLIENT_TOKEN',

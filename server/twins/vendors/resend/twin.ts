@@ -277,6 +277,7 @@ export const resendTwin = engineTwinFactory({
   name: 'resend',
   description:
     'Resend email API (emails send/batch/get/list/cancel, domains, API keys, audiences and contacts) on the emulate engine',
+  hosts: ['api.resend.com'],
   envVarNames: ['RESEND_API_KEY', 'RESEND_BASE_URL', 'RESEND_WEBHOOK_SECRET'],
   // Resend has no framework default; this is the path its webhook guide uses.
   webhook: { path: '/api/webhooks/resend', secretVar: 'RESEND_WEBHOOK_SECRET' },

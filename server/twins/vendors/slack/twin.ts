@@ -448,6 +448,7 @@ export const slackTwin = engineTwinFactory({
   name: 'slack',
   description:
     'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine',
+  hosts: ['slack.com', 'wss-primary.slack.com', 'wss-backup.slack.com'],
   envVarNames: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL'],
   // Bolt's default request URL path.
   webhook: { path: '/slack/events', secretVar: 'SLACK_SIGNING_SECRET' },

@@ -268,6 +268,7 @@ export const stripeTwin: TwinFactory = {
   name: 'stripe',
   description:
     'Stripe API 2026-10-28.endive: customers (and search), products, prices, payment methods, payment intents and charges with test cards, refunds, subscriptions with trials, invoices and invoice items, Checkout Sessions with a hosted test-card page, webhook endpoints, events, Idempotency-Key, expand[], signed webhooks',
+  hosts: ['api.stripe.com', 'files.stripe.com'],
   envVarNames: [
     'STRIPE_SECRET_KEY',
     'STRIPE_PUBLISHABLE_KEY',

@@ -166,6 +166,7 @@ export const twilioTwin = engineTwinFactory({
   name: 'twilio',
   description:
     'Twilio REST API (Messages, Calls, IncomingPhoneNumbers, Verify, Messaging and Conversations services) on the emulate engine',
+  hosts: ['api.twilio.com'],
   envVarNames: [
     'TWILIO_ACCOUNT_SID',
     'TWILIO_AUTH_TOKEN',

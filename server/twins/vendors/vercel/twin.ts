@@ -202,6 +202,7 @@ export const vercelTwin = engineTwinFactory({
   name: 'vercel',
   description:
     'Vercel REST API (user, teams, projects, project env vars and domains, deployments) on the emulate engine',
+  hosts: ['api.vercel.com'],
   envVarNames: ['VERCEL_TOKEN', 'VERCEL_API_URL'],
   summarize: summarizeVercel,
   describeChange: describeVercelChange,
