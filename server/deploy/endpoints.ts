@@ -30,7 +30,10 @@ export class EndpointDirectory implements SandboxEndpoints {
       this.resuming(sandbox);
     } else if (LIVE.has(sandbox.status)) {
       const twins = sandbox.status === 'ready' ? Object.keys(sandbox.twins) : undefined;
-      this.states.set(sandbox.id, { state: { state: 'live', ...(twins ? { twins } : {}) } });
+      const noHttpPort = sandbox.status === 'ready' && this.deployer.hasNoHttpPort(sandbox.id);
+      this.states.set(sandbox.id, {
+        state: { state: 'live', ...(twins ? { twins } : {}), ...(noHttpPort ? { noHttpPort } : {}) },
+      });
     } else if (sandbox.status === 'failed') {
       this.states.set(sandbox.id, { state: { state: 'failed', error: sandbox.error } });
     } else if (this.keepEndedMs > 0) {

@@ -129,6 +129,11 @@ export class LocalDeployer implements Deployer {
     return this.running.apps.get(sandboxId)?.pid;
   }
 
+  /** Does this sandbox's app run with no HTTP port (`port: false`)? Its app_url then says so. */
+  hasNoHttpPort(sandboxId: string): boolean {
+    return this.running.noHttpPort.has(sandboxId);
+  }
+
   /** The pod of a live sandbox: the router reaches its app and twins through the pod's sockets. */
   podOf(sandboxId: string): Pod | undefined {
     return this.running.pods.get(sandboxId);
@@ -360,6 +365,7 @@ export class LocalDeployer implements Deployer {
   ): Promise<void> {
     this.deployed.delete(sandboxId);
     const { apps, steps, pods, pids } = this.running;
+    this.running.noHttpPort.delete(sandboxId);
     const app = apps.get(sandboxId);
     apps.delete(sandboxId);
     const step = steps.get(sandboxId);

@@ -6,7 +6,7 @@ import { PidFiles, runStep, spawnGroup, type Exit, type GroupProcess } from './c
 import type { Pod, PodManager } from './pods/pods.ts';
 import { freePort } from './ports.ts';
 import type { DependencyCache } from './steps/dependency-cache.ts';
-import { waitForHttp } from './steps/health.ts';
+import { NO_PORT_SETTLE_MS, waitForHttp, waitStaysUp } from './steps/health.ts';
 import { repositoryRegistries } from './steps/npm-registries.ts';
 import { appDirectory, type DeployContext, type DeployRunner } from './steps/pipeline.ts';
 import type { SourceFetcher } from './steps/source.ts';
@@ -44,6 +44,8 @@ export class RunningSandboxes {
   readonly apps = new Map<string, GroupProcess>();
   /** Steps (install, build) in flight, so teardown can stop them too. */
   readonly steps = new Map<string, GroupProcess>();
+  /** Sandboxes whose app has no HTTP port (`port: false`): the router says so at their app_url. */
+  readonly noHttpPort = new Set<string>();
 
   constructor(readonly pids: PidFiles) {}
 
@@ -172,7 +174,7 @@ export class LocalRunner implements DeployRunner {
     );
   }
 
-  async startApp(ctx: DeployContext, port: number): Promise<GroupProcess> {
+  async startApp(ctx: DeployContext, port: number | undefined): Promise<GroupProcess> {
     const id = ctx.sandbox.id;
     const app = spawnGroup(
       this.spec(ctx, ctx.profile!.start, { readOnly: ctx.readOnly }),
@@ -182,15 +184,18 @@ export class LocalRunner implements DeployRunner {
     );
     this.running.apps.set(id, app);
     await this.running.pids.record(id, app.pid);
-    await this.opts.pods.exposeApp(this.running.pods.get(id)!, port);
+    if (port === undefined) this.running.noHttpPort.add(id);
+    else await this.opts.pods.exposeApp(this.running.pods.get(id)!, port);
     return app;
   }
 
-  waitHealthy(ctx: DeployContext): Promise<void> {
+  waitHealthy(ctx: DeployContext, port: number | undefined): Promise<void> {
+    const exited = ctx.app!.exited.then(appExit);
+    if (port === undefined) return waitStaysUp({ settleMs: NO_PORT_SETTLE_MS, exited, signal: ctx.signal });
     const pod = this.running.pods.get(ctx.sandbox.id)!;
     return waitForHttp(
       { socketPath: pod.appSocket(), path: ctx.profile!.healthPath },
-      { timeoutMs: this.opts.healthTimeoutMs, exited: ctx.app!.exited.then(appExit), signal: ctx.signal },
+      { timeoutMs: this.opts.healthTimeoutMs, exited, signal: ctx.signal },
     );
   }
 

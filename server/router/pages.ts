@@ -113,3 +113,20 @@ export function endedProblem(sandbox: EndedSandbox): RouterProblem {
     message: `Sandbox ${sandbox.id} of ${sandbox.repo} ${expired ? 'expired' : 'was deleted'} at ${when}; its app and twins have stopped and their data is gone. Create another sandbox to get a new one.`,
   };
 }
+
+/**
+ * The app's URL of a sandbox whose app has no HTTP port (`port: false`: a worker, a Socket Mode bot). It
+ * is running, so not a 502 nor a 503 to retry: there is nothing at this address, and the page says why.
+ */
+export function noHttpPortProblem(sandboxId: string, twins: readonly string[] = []): RouterProblem {
+  return {
+    status: 404,
+    code: 'app_has_no_http_port',
+    title: 'This app has no HTTP port',
+    message:
+      `The app of sandbox ${sandboxId} is running, but it has no HTTP port (port: false in .github/twinbox.yml: ` +
+      `a worker or a bot that only makes outbound connections), so there is no page to show here. ` +
+      (twins.length ? `Its twins answer at their own URLs (${twins.join(', ')}). ` : '') +
+      `What it prints: GET /sandboxes/${sandboxId}/logs.`,
+  };
+}

@@ -62,3 +62,35 @@ export async function waitForHttp(
     await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? 50));
   }
 }
+
+/**
+ * How long an app with no HTTP port (`port: false`) must stay up before its sandbox is ready. Nothing
+ * else says it works, so this stands for the health check: long enough for the usual failures on start
+ * (a missing variable, a module not found, a refused token on the first call, e.g. Bolt's
+ * apps.connections.open) to end the process first, even on a loaded machine; short enough not to weigh
+ * on every deploy of a worker. An app that exits later still fails its sandbox (LocalDeployer.watch).
+ */
+export const NO_PORT_SETTLE_MS = 5000;
+
+/**
+ * The "health check" of an app with no HTTP port: resolves once it has stayed up for `settleMs`. Rejects
+ * with a HealthCheckError `exited` when `exited` settles first, or `cancelled` when `signal` aborts.
+ */
+export function waitStaysUp(opts: {
+  settleMs: number;
+  exited: Promise<string>;
+  signal?: AbortSignal;
+}): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (outcome: () => void) => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      outcome();
+    };
+    const onAbort = () => done(() => reject(new HealthCheckError('cancelled', 'deploy cancelled')));
+    const timer = setTimeout(() => done(resolve), opts.settleMs);
+    if (opts.signal?.aborted) return onAbort();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    void opts.exited.then((reason) => done(() => reject(new HealthCheckError('exited', reason))));
+  });
+}

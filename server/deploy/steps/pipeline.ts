@@ -4,7 +4,7 @@ import { DeployFailure } from '../../sandboxes/deployer.ts';
 import type { SandboxRecord, TwinEntry } from '../../store/records.ts';
 import type { LogSink } from '../confinement/logs.ts';
 import type { GroupProcess } from '../confinement/processes.ts';
-import { HealthCheckError } from './health.ts';
+import { HealthCheckError, NO_PORT_SETTLE_MS } from './health.ts';
 import { ProfileError, readProfile, STATIC_SERVER_PATH, type RuntimeProfile } from './profile.ts';
 import type { SourceFetcher } from './source.ts';
 import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from './twin-plan.ts';
@@ -42,7 +42,7 @@ export interface DeployContext {
   twins?: Record<string, TwinEntry>;
   /** The variables the app gets from the twins, the profile and the caller (the spec's `env_vars`). */
   envVars?: Record<string, string>;
-  /** The port the app listens on, where the runner reaches it. */
+  /** The port the app listens on, where the runner reaches it; none for an app with `port: false`. */
   port?: number;
   /** The app's whole environment: envVars plus PATH, HOME, PORT... */
   appEnv?: Record<string, string>;
@@ -66,10 +66,13 @@ export interface DeployRunner {
   install(ctx: DeployContext): Promise<void>;
   /** Runs one command confined, to its end. */
   run(ctx: DeployContext, label: 'build', command: string): Promise<void>;
-  /** Starts the app, confined; resolves once it is running (not yet answering). */
-  startApp(ctx: DeployContext, port: number): Promise<GroupProcess>;
-  /** Resolves once the app answers HTTP on its health path; rejects with the reason. */
-  waitHealthy(ctx: DeployContext, port: number): Promise<void>;
+  /** Starts the app, confined; resolves once it is running (not yet answering). No port: not reachable. */
+  startApp(ctx: DeployContext, port: number | undefined): Promise<GroupProcess>;
+  /**
+   * Resolves once the app answers HTTP on its health path, or, with no port (`port: false`), once it has
+   * stayed up for NO_PORT_SETTLE_MS; rejects with the reason (a HealthCheckError).
+   */
+  waitHealthy(ctx: DeployContext, port: number | undefined): Promise<void>;
   /** The app's public URL: what the sandbox's `app_url` is (the app's `APP_URL`). */
   appUrl(ctx: DeployContext): string;
   /** The app's origin as its twins reach it (they deliver webhooks from beside it, in its namespace). */
@@ -114,7 +117,7 @@ export const DEPLOY_STEPS: DeployStep[] = [
       }
       const p = ctx.profile;
       ctx.log.note(
-        `profile (${p.source}): ${p.root ? `root=${p.root} ` : ''}${p.port ? `port=${p.port} ` : ''}install=${p.install ?? '-'} build=${p.build ?? '-'} start=${p.start}`,
+        `profile (${p.source}): ${p.root ? `root=${p.root} ` : ''}${p.port !== null ? `port=${p.port} ` : ''}install=${p.install ?? '-'} build=${p.build ?? '-'} start=${p.start}`,
       );
       if (p.staticSite) {
         await mkdir(join(appDirectory(ctx), '.twinbox'), { recursive: true });
@@ -159,14 +162,18 @@ export const DEPLOY_STEPS: DeployStep[] = [
     name: 'start',
     async run(ctx, runner) {
       const profile = ctx.profile!;
-      const port = ctx.port!;
-      ctx.log.note(`start: ${profile.start} (${profile.portVariable}=${port})`);
+      const port = ctx.port;
+      ctx.log.note(
+        port === undefined
+          ? `start: ${profile.start} (no HTTP port: ready once it has stayed up ${NO_PORT_SETTLE_MS / 1000} s)`
+          : `start: ${profile.start} (${profile.portVariable}=${port})`,
+      );
       ctx.app = await runner.startApp(ctx, port);
       await runner.waitHealthy(ctx, port).catch((error: unknown) => {
         if (!(error instanceof HealthCheckError)) throw error;
         if (error.kind === 'exited')
           throw new DeployFailure(
-            `App crashed on start: ${error.reason} before answering HTTP ${ctx.logsHint}`,
+            `App crashed on start: ${error.reason} ${port === undefined ? `within its first ${NO_PORT_SETTLE_MS / 1000} s (port: false: it has no HTTP port, so it must stay up)` : 'before answering HTTP'} ${ctx.logsHint}`,
           );
         if (error.kind === 'timed-out')
           throw new DeployFailure(
@@ -183,6 +190,10 @@ export const DEPLOY_STEPS: DeployStep[] = [
     async run(ctx, runner) {
       const twins = Object.keys(ctx.twins ?? {});
       if (!twins.length) return;
+      if (ctx.port === undefined) {
+        ctx.log.note(`webhooks: none: the app has no HTTP port (port: false), so its twins deliver nowhere`);
+        return;
+      }
       const { plans, notes } = planWebhooks(twins, ctx.profile!.webhooks, ctx.envVars ?? {});
       for (const note of notes) ctx.log.note(`webhooks: ${note}`);
       const origin = runner.appOriginForTwins(ctx);
@@ -220,7 +231,7 @@ export async function settleAppEnvironment(ctx: DeployContext, runner: DeployRun
     runner.appUrl(ctx),
   );
   // Install and build see the app's environment too (build tools read API URLs, PORT...).
-  ctx.port = await runner.appPort(ctx);
+  ctx.port = profile.port === false ? undefined : await runner.appPort(ctx);
   ctx.appEnv = appEnvironment(appDirectory(ctx), ctx.envVars, profile, ctx.port, runner.appUrl(ctx));
 }
 
@@ -281,7 +292,7 @@ export function appEnvironment(
   workspace: string,
   envVars: Record<string, string>,
   profile: RuntimeProfile,
-  port: number,
+  port: number | undefined,
   appUrl: string,
 ): Record<string, string> {
   return {
@@ -295,8 +306,13 @@ export function appEnvironment(
     ...envVars,
     // After envVars, like the port: the URL is the router's fact, not the caller's to change.
     APP_URL: appUrl,
-    // Last, so the app listens where the health check and app_url point, whatever the caller sent.
-    [profile.portVariable]: String(port),
-    ...(profile.portVariable === 'PORT' ? {} : { PORT: String(port) }),
+    // Last, so the app listens where the health check and app_url point, whatever the caller sent. An
+    // app with no HTTP port gets none: a PORT would invite it to listen where nothing reaches it.
+    ...(port === undefined
+      ? {}
+      : {
+          [profile.portVariable]: String(port),
+          ...(profile.portVariable === 'PORT' ? {} : { PORT: String(port) }),
+        }),
   };
 }

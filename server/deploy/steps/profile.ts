@@ -42,8 +42,11 @@ export interface RuntimeProfile {
    * Detection, install, build and start run there.
    */
   root: string;
-  /** `port:` of twinbox.yml: the fixed port the app listens on; null: Twinbox assigns one. */
-  port: number | null;
+  /**
+   * `port:` of twinbox.yml: the fixed port the app listens on; null: Twinbox assigns one; false: the app
+   * has no HTTP port at all (a worker, a Socket Mode bot): it is ready once it has stayed up.
+   */
+  port: number | false | null;
 }
 
 /**
@@ -84,6 +87,8 @@ const webhookPath = Joi.any()
       '{{#label}} must be a path on the app starting with / (no scheme or host), e.g. /api/webhooks/stripe, or false for no deliveries',
   });
 
+const NO_PORT = '{{#label}} cannot be used with port: false (the app has no HTTP port)';
+
 const configSchema = Joi.object({
   // Unprivileged: the app runs without the capability to bind below 1024.
   port: Joi.number()
@@ -91,8 +96,10 @@ const configSchema = Joi.object({
     .min(1024)
     .max(65535)
     .invalid(...RESERVED_APP_PORTS)
+    .allow(false)
     .messages({
       'any.invalid': `{{#label}} must not be ${RESERVED_APP_PORTS.join(', ')}: the sandbox's pod uses those ports`,
+      'number.base': '{{#label}} must be a port number (1024-65535), or false for an app with no HTTP port',
     }),
   // Checked for what it names (inside the repository, a folder) by appFolder().
   root: Joi.string()
@@ -112,15 +119,32 @@ const configSchema = Joi.object({
   install: Joi.string().allow(null),
   build: Joi.string().allow(null),
   start: Joi.string(),
-  port_variable: Joi.string().pattern(/^[A-Za-z_][A-Za-z0-9_]*$/),
-  health_path: Joi.string().pattern(/^\//),
+  // An app with no HTTP port has no port to name and nothing to check over HTTP.
+  port_variable: Joi.string()
+    .pattern(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .when('port', { is: false, then: Joi.forbidden().messages({ 'any.unknown': NO_PORT }) }),
+  health_path: Joi.string()
+    .pattern(/^\//)
+    .when('port', { is: false, then: Joi.forbidden().messages({ 'any.unknown': NO_PORT }) }),
   twins: Joi.array().items(Joi.string()),
   env: Joi.object().pattern(
     /^[A-Za-z_][A-Za-z0-9_]*$/,
     Joi.alternatives(Joi.string(), Joi.number(), Joi.boolean()),
   ),
   // Twin names as the catalog spells them; a twin the sandbox does not get is ignored.
-  webhooks: Joi.object().pattern(/^[a-z][a-z0-9-]{0,39}$/, webhookPath),
+  webhooks: Joi.when('port', {
+    is: false,
+    // Nothing can be delivered to an app without a port: only "none" may be said.
+    then: Joi.object().pattern(
+      /^[a-z][a-z0-9-]{0,39}$/,
+      Joi.any()
+        .custom((value: unknown, helpers) =>
+          value === false || value === null ? null : helpers.error('webhooks.noPort'),
+        )
+        .messages({ 'webhooks.noPort': `${NO_PORT}: set it to false` }),
+    ),
+    otherwise: Joi.object().pattern(/^[a-z][a-z0-9-]{0,39}$/, webhookPath),
+  }),
   // Read by the GitHub App from the base branch (app/config.ts validates them); not the deploy's business.
   scenario: Joi.any(),
   ttl_minutes: Joi.any(),
@@ -138,7 +162,7 @@ interface ProfileConfig {
   env?: Record<string, string | number | boolean>;
   webhooks?: Record<string, string | null>;
   root?: string;
-  port?: number;
+  port?: number | false;
 }
 
 /**
