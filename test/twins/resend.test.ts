@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Resend } from 'resend';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { TwinHost } from '../../server/twins/runtime/host.ts';
@@ -273,5 +273,145 @@ t.test('resend twin: its presets seed what they promise', async (t) => {
     if (promised.domains !== undefined)
       t.equal((await ok(resend.domains.list())).data.length, promised.domains);
     if (promised.emails !== undefined) t.equal((await ok(resend.emails.list())).data.length, promised.emails);
+  }
+});
+
+/** What both resend-node majors answer: `{ data, error }`, never a throw. */
+type Answer<T> = Promise<{ data: T | null; error: unknown }>;
+
+/**
+ * The calls an app makes with either resend-node major (4 and today's): their shared surface, so one flow
+ * runs against both. resend-node 4 has no `emails.list` and no `webhooks`; the current-major test covers those.
+ */
+interface ResendCalls {
+  emails: {
+    send(payload: { from: string; to: string | string[]; subject: string; text: string }): Answer<{
+      id: string;
+    }>;
+    get(id: string): Answer<{ subject: string; to: string[] | string; last_event: string }>;
+  };
+  batch: {
+    send(
+      payload: Array<{ from: string; to: string; subject: string; text: string }>,
+    ): Answer<{ data: unknown[] }>;
+  };
+  domains: {
+    list(): Answer<{ data: Array<{ name: string; status: string }> }>;
+    create(payload: { name: string }): Answer<{ id: string; status: string; records: unknown[] }>;
+    verify(id: string): Answer<unknown>;
+    get(id: string): Answer<{ status: string }>;
+    remove(id: string): Answer<unknown>;
+  };
+  apiKeys: {
+    create(payload: { name: string }): Answer<{ id: string; token: string }>;
+    remove(id: string): Answer<unknown>;
+  };
+  audiences: {
+    list(): Answer<{ data: Array<{ id: string; name: string }> }>;
+    get(id: string): Answer<{ name: string }>;
+  };
+  contacts: {
+    create(payload: { audienceId: string; email: string; firstName?: string }): Answer<{ id: string }>;
+    list(options: { audienceId: string }): Answer<{ data: Array<{ email: string }> }>;
+    remove(payload: { audienceId: string; id: string }): Answer<unknown>;
+  };
+}
+
+/**
+ * An app's flow with resend-node, whichever major: send (single and batch) and read back, a domain from
+ * pending to verified, an API key made, used and deleted, an audience's contacts, and Resend's error bodies
+ * (`not_found`, a domain not verified). Every answer is checked against Resend's description on the way.
+ */
+async function resendFlow(
+  t: Test,
+  client: (key: string) => ResendCalls,
+  apiKey: string,
+  label: string,
+): Promise<void> {
+  const resend = client(apiKey);
+  t.same(
+    (await ok(resend.domains.list())).data.map((d) => [d.name, d.status]),
+    [['acme.dev', 'verified']],
+    `${label}: the seeded domain is verified`,
+  );
+  const sent = await ok(
+    resend.emails.send({
+      from: 'Acme <hi@acme.dev>',
+      to: ['ada@example.com'],
+      subject: `hi from ${label}`,
+      text: 'x',
+    }),
+  );
+  const email = await ok(resend.emails.get(sent.id));
+  t.equal(email.subject, `hi from ${label}`);
+  t.same(email.to, ['ada@example.com']);
+  const refused = await resend.emails.send({
+    from: 'someone@gmail.com',
+    to: 'ada@example.com',
+    subject: 'x',
+    text: 'x',
+  });
+  t.equal(refused.data, null, `${label}: a domain not verified is refused`);
+  t.match(refused.error, {
+    name: 'validation_error',
+    statusCode: 403,
+    message: /gmail\.com domain is not verified/,
+  });
+  const batch = await ok(
+    resend.batch.send([
+      { from: 'hi@acme.dev', to: 'a@example.com', subject: 'one', text: '1' },
+      { from: 'hi@acme.dev', to: 'b@example.com', subject: 'two', text: '2' },
+    ]),
+  );
+  t.equal(batch.data.length, 2);
+  t.match((await resend.emails.get('4ef9a417-02e9-4d39-ad75-9611e0fcc33c')).error, {
+    name: 'not_found',
+    statusCode: 404,
+  });
+
+  const domain = await ok(resend.domains.create({ name: `${label}.acme.dev` }));
+  t.equal(domain.status, 'pending');
+  t.ok(domain.records.length >= 2, 'DNS records to add');
+  await ok(resend.domains.verify(domain.id));
+  t.equal((await ok(resend.domains.get(domain.id))).status, 'verified');
+  await ok(resend.domains.remove(domain.id));
+
+  const key = await ok(resend.apiKeys.create({ name: `worker ${label}` }));
+  t.match(key.token, /^re_/);
+  const worker = client(key.token);
+  t.ok((await worker.domains.list()).data, `${label}: a key made through the API works`);
+  await ok(resend.apiKeys.remove(key.id));
+  t.match(
+    (await worker.domains.list()).error,
+    { name: 'invalid_api_key', statusCode: 403 },
+    'until it is deleted',
+  );
+
+  const newsletter = (await ok(resend.audiences.list())).data.find((a) => a.name === 'Newsletter');
+  if (!newsletter) throw new Error('the seeded audience is not listed');
+  t.equal((await ok(resend.audiences.get(newsletter.id))).name, 'Newsletter');
+  const contact = await ok(
+    resend.contacts.create({ audienceId: newsletter.id, email: `${label}@example.com`, firstName: label }),
+  );
+  t.ok(
+    (await ok(resend.contacts.list({ audienceId: newsletter.id }))).data.some(
+      (c) => c.email === `${label}@example.com`,
+    ),
+  );
+  await ok(resend.contacts.remove({ audienceId: newsletter.id, id: contact.id }));
+}
+
+t.test('resend twin: one app flow with resend-node 6 and with resend-node 4', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['resend'], { adminToken: 'admin', seeds: { resend: seed } }))
+    .resend!;
+  await resendFlow(t, (key) => resendClient(entry.env_vars, key), entry.env_vars.RESEND_API_KEY!, 'v6');
+  // resend-node 4 reads RESEND_BASE_URL once, as its module loads: an app has it in its environment from the start.
+  process.env.RESEND_BASE_URL = entry.env_vars.RESEND_BASE_URL;
+  try {
+    const { Resend: ResendV4 } = await import('resend-v4');
+    await resendFlow(t, (key) => new ResendV4(key), entry.env_vars.RESEND_API_KEY!, 'v4');
+  } finally {
+    delete process.env.RESEND_BASE_URL;
   }
 });

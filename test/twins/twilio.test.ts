@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import twilio from 'twilio';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { TwinHost } from '../../server/twins/runtime/host.ts';
@@ -6,43 +6,47 @@ import { tempDir, tempHost } from './helpers.ts';
 import { assertVendorResponse } from './vendor-schema.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 
+type TwilioModule = typeof twilio;
+
 /**
  * twilio-node has no base-URL setting; an app points it at the twin with an httpClient that sends
  * https://<product>.twilio.com/<path> to TWILIO_BASE_URL (api -> /, verify -> /verify, ...), as docs/twins.md shows.
  * Here it also checks every response against Twilio's vendored description (a failure rejects the call).
+ * Made from the RequestClient of the twilio-node major in use (5 and today's have the same one).
  */
-class TwinRequestClient extends twilio.RequestClient {
-  constructor(private readonly base: string) {
-    super();
-  }
-  override async request<TData>(opts: Parameters<typeof twilio.RequestClient.prototype.request<TData>>[0]) {
-    const uri = new URL(opts.uri);
-    const product = uri.hostname.split('.')[0];
-    const path = `${product === 'api' ? '' : `/${product}`}${uri.pathname}`;
-    opts.uri = `${this.base}${path}${uri.search}`;
-    const response = await super.request<TData>(opts);
-    // Every answer is checked against Twilio's OpenAPI descriptions before twilio-node reads it.
-    let body: unknown = response.body;
-    if (typeof body === 'string' && body) {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        // Not JSON: checked as text, which a JSON schema refuses.
+function twinRequestClient(sdk: TwilioModule, base: string): InstanceType<TwilioModule['RequestClient']> {
+  class TwinRequestClient extends sdk.RequestClient {
+    override async request<TData>(opts: Parameters<typeof twilio.RequestClient.prototype.request<TData>>[0]) {
+      const uri = new URL(opts.uri);
+      const product = uri.hostname.split('.')[0];
+      const path = `${product === 'api' ? '' : `/${product}`}${uri.pathname}`;
+      opts.uri = `${base}${path}${uri.search}`;
+      const response = await super.request<TData>(opts);
+      // Every answer is checked against Twilio's OpenAPI descriptions before twilio-node reads it.
+      let body: unknown = response.body;
+      if (typeof body === 'string' && body) {
+        try {
+          body = JSON.parse(body);
+        } catch {
+          // Not JSON: checked as text, which a JSON schema refuses.
+        }
       }
+      assertVendorResponse('twilio', { method: opts.method, path, status: response.statusCode, body });
+      return response;
     }
-    assertVendorResponse('twilio', { method: opts.method, path, status: response.statusCode, body });
-    return response;
   }
+  return new TwinRequestClient();
 }
 
 function twilioClient(
   env: Record<string, string>,
   user = env.TWILIO_ACCOUNT_SID!,
   password = env.TWILIO_AUTH_TOKEN!,
+  sdk: TwilioModule = twilio,
 ) {
-  return twilio(user, password, {
+  return sdk(user, password, {
     accountSid: env.TWILIO_ACCOUNT_SID,
-    httpClient: new TwinRequestClient(env.TWILIO_BASE_URL!),
+    httpClient: twinRequestClient(sdk, env.TWILIO_BASE_URL!),
   });
 }
 
@@ -204,3 +208,52 @@ t.test(
     );
   },
 );
+
+/**
+ * An app's SMS and Verify flow, whichever twilio-node major builds `client`: the account, its numbers, a
+ * message sent, fetched and listed by `to`, the one-time-code loop, an API key pair, and a 404's RestException.
+ */
+async function smsFlow(
+  t: Test,
+  env: Record<string, string>,
+  sdk: TwilioModule,
+  label: string,
+): Promise<void> {
+  const client = twilioClient(env, undefined, undefined, sdk);
+  t.equal((await client.api.v2010.accounts(env.TWILIO_ACCOUNT_SID!).fetch()).sid, env.TWILIO_ACCOUNT_SID);
+  t.ok((await client.incomingPhoneNumbers.list()).some((n) => n.phoneNumber === env.TWILIO_PHONE_NUMBER));
+  const to = label === 'v5' ? '+15550005555' : '+15550006666';
+  const message = await client.messages.create({
+    from: env.TWILIO_PHONE_NUMBER!,
+    to,
+    body: `sent by ${label}`,
+  });
+  t.match(message.sid, /^SM[0-9a-f]{32}$/);
+  t.equal((await client.messages(message.sid).fetch()).body, `sent by ${label}`);
+  t.same(
+    (await client.messages.list({ to })).map((m) => m.sid),
+    [message.sid],
+    `${label}: listed by its recipient`,
+  );
+  const verify = client.verify.v2.services(env.TWILIO_VERIFY_SERVICE_SID!);
+  t.equal((await verify.verifications.create({ to, channel: 'sms' })).status, 'pending');
+  t.equal((await verify.verificationChecks.create({ to, code: '000000' })).status, 'pending');
+  t.equal((await verify.verificationChecks.create({ to, code: '123456' })).status, 'approved');
+  const byKey = twilioClient(env, env.TWILIO_API_KEY, env.TWILIO_API_SECRET, sdk);
+  t.ok(
+    (await byKey.messages.list()).some((m) => m.sid === message.sid),
+    `${label}: an API key pair reads it`,
+  );
+  const missing = await restError(client.messages('SM' + '1'.repeat(32)).fetch());
+  t.match(missing, { status: 404, code: 20404 });
+  t.equal(missing.constructor.name, 'RestException', `${label}: a 404 is twilio-node's RestException`);
+}
+
+t.test('twilio twin: one SMS and Verify flow with twilio-node 6 and with twilio-node 5', async (t) => {
+  const { host } = await tempHost(t);
+  const env = (await host.start('sb', ['twilio'], { adminToken: 'admin' })).twilio!.env_vars;
+  await smsFlow(t, env, twilio, 'v6');
+  const { default: twilioV5 } = await import('twilio-v5');
+  // twilio-node 5 has the same calls; its type declarations are a copy of their own, so TypeScript keeps them apart.
+  await smsFlow(t, env, twilioV5 as unknown as TwilioModule, 'v5');
+});
