@@ -14,6 +14,7 @@ import { decorateErrorBody, validationFailAction } from './errors.ts';
 import { guardClientErrors } from './http/client-errors.ts';
 import { sandboxRoutes, type AppLogReader } from './sandboxes/routes.ts';
 import { twinCatalogRoutes } from './twin-catalog/routes.ts';
+import { twinSetRoutes } from './twin-sets/routes.ts';
 import { openApiRoute } from './http/openapi.ts';
 import { healthRoute } from './http/health.ts';
 import { adminRoutes } from './admin/routes.ts';
@@ -120,6 +121,10 @@ export async function mountApi(server: Hapi.Server, deps: ApiDeps): Promise<void
   await server.register({ plugin: healthRoute });
   await server.register({
     plugin: sandboxRoutes,
+    options: { sandboxes: deps.sandboxes, appLogs: deps.appLogs },
+  });
+  await server.register({
+    plugin: twinSetRoutes,
     options: { sandboxes: deps.sandboxes, appLogs: deps.appLogs },
   });
   if (deps.timeline) await server.register({ plugin: timelineRoutes, options: { timeline: deps.timeline } });

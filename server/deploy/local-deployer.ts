@@ -16,6 +16,7 @@ import {
   DEPLOY_STEPS,
   RESUME_STEPS,
   runPipeline,
+  TWIN_SET_STEPS,
   settleAppEnvironment,
   type DeployContext,
   type StepObserver,
@@ -140,6 +141,7 @@ export class LocalDeployer implements Deployer {
   }
 
   async deploy(sandbox: SandboxRecord, signal: AbortSignal): Promise<DeployResult> {
+    if (sandbox.kind === 'twins') return this.deployTwinSet(sandbox, signal);
     const { ctx, timings } = await this.contextFor(sandbox, signal);
     const { log } = ctx;
     try {
@@ -148,7 +150,7 @@ export class LocalDeployer implements Deployer {
         `isolation: ${this.isolationLevel === 'full' ? 'full (own network namespace, bubblewrap, limits)' : 'NONE: the app shares this machine (development only)'}`,
       );
       ctx.seeds = (await this.opts.seedsFor?.(sandbox)) ?? {};
-      const pod = await this.acquirePod(sandbox.id, log);
+      const pod = await this.acquirePod(sandbox.id, ctx);
       await removeWorkspace(ctx.workspace);
       const workspace = await createWorkspace(ctx.workspace, this.opts.diskBytes);
       if (!workspace.enforced) log.note(`workspace size is not capped here: ${workspace.reason}`);
@@ -183,6 +185,40 @@ export class LocalDeployer implements Deployer {
   }
 
   /**
+   * A twin set (twins alone): a pod and its twins, nothing else, kept for a restart as a sandbox's twins
+   * are. Its variables are for a caller outside the pod, so they name the twins' public URLs.
+   */
+  private async deployTwinSet(sandbox: SandboxRecord, signal: AbortSignal): Promise<DeployResult> {
+    const { ctx, timings } = await this.contextFor(sandbox, signal);
+    const { log } = ctx;
+    try {
+      log.note(`starting twins alone (a twin set): ${sandbox.twin_names.join(', ')}`);
+      ctx.seeds = (await this.opts.seedsFor?.(sandbox)) ?? {};
+      const pod = await this.acquirePod(sandbox.id, ctx);
+      await runPipeline(ctx, this.runner, timings, TWIN_SET_STEPS);
+      await this.resumeRecords.write({
+        format: 1,
+        sandbox_id: sandbox.id,
+        pod_slot: pod.slot,
+        twin_urls: Object.fromEntries(Object.entries(ctx.twins!).map(([name, e]) => [name, e.base_url])),
+        read_only: [],
+        deployed_at: new Date().toISOString(),
+      });
+      this.deployed.add(sandbox.id);
+      log.note(`ready in ${timings.total} ms ${JSON.stringify(timings)}`);
+      this.opts.logger.info({ sandbox_id: sandbox.id, timings }, 'twin set ready');
+      return {
+        app_url: null,
+        twins: this.publicEntries(sandbox.id, ctx.twins!),
+        env_vars: ctx.envVars!,
+        isolation: this.isolationLevel,
+      };
+    } catch (error) {
+      throw await this.failed(ctx, error, 'deploy');
+    }
+  }
+
+  /**
    * Brings a `ready` sandbox back after a Twinbox restart (graceful or kill -9): a pod again, its twins
    * from their saved state (not reseeded), the app started from its kept workspace with the same
    * variables, webhooks pointed at it, health waited (RESUME_STEPS). Its URLs are by sandbox id, so they
@@ -207,10 +243,11 @@ export class LocalDeployer implements Deployer {
         throw new DeployFailure(
           'what its deploy kept for a restart is gone (deployed by an older Twinbox, or the data dir was cleaned)',
         );
-      await this.reopenWorkspace(sandbox.id);
+      const twinSet = sandbox.kind === 'twins';
+      if (!twinSet) await this.reopenWorkspace(sandbox.id);
       for (const dir of record.read_only)
         if (!existsSync(dir)) throw new DeployFailure(`its cached dependencies are gone (${dir})`);
-      const pod = await this.acquirePod(sandbox.id, log);
+      const pod = await this.acquirePod(sandbox.id, ctx);
       const stateFound = await this.opts.pods.adoptState(pod, record.pod_slot, sandbox.id);
       // From here the state is in the new pod: a shutdown during the resume keeps it there.
       await this.resumeRecords.write({ ...record, pod_slot: pod.slot });
@@ -225,6 +262,13 @@ export class LocalDeployer implements Deployer {
             `its ${name} twin came back at ${entry.base_url}, not at ${url} where the app's variables point`,
           );
       }
+      if (twinSet) {
+        this.deployed.add(sandbox.id);
+        log.note(`twins resumed after a Twinbox restart in ${Date.now() - began} ms: same URLs, same state`);
+        this.opts.logger.info({ sandbox_id: sandbox.id }, 'twin set resumed after a restart');
+        return;
+      }
+      if (!record.profile) throw new DeployFailure('what its deploy kept for a restart names no app');
       ctx.twins = twins;
       ctx.profile = record.profile;
       // The variables its deploy gave the app, as they were: the twins came back at the same URLs.
@@ -255,7 +299,7 @@ export class LocalDeployer implements Deployer {
       signal,
       log,
       workspace: this.workspaceOf(sandbox.id),
-      logsHint: `(see GET /sandboxes/${sandbox.id}/logs)`,
+      logsHint: `(see GET /${sandbox.kind === 'twins' ? 'twin-sets' : 'sandboxes'}/${sandbox.id}/logs)`,
       seeds: {},
       readOnly: [],
       onStep: (...step) => this.opts.onStep?.(sandbox.id, ...step),
@@ -300,12 +344,12 @@ export class LocalDeployer implements Deployer {
   }
 
   /** A started pod for the sandbox, its refused outbound calls told in the sandbox's log. */
-  private async acquirePod(sandboxId: string, log: LogSink): Promise<Pod> {
+  private async acquirePod(sandboxId: string, { log, logsHint }: DeployContext): Promise<Pod> {
     const pod = await this.opts.pods.acquire(sandboxId).catch((error: unknown) => {
       if (!(error instanceof PodStartError)) throw error;
       // The sentence is the sandbox's error; the pod's own last lines are for the deploy log only.
       log.note(`the sandbox pod's last output:\n${error.output}`);
-      throw new DeployFailure(`${error.message} (see GET /sandboxes/${sandboxId}/logs)`);
+      throw new DeployFailure(`${error.message} ${logsHint}`);
     });
     this.running.pods.set(sandboxId, pod);
     pod.onBlocked = (attempt) => {

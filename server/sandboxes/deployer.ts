@@ -2,7 +2,8 @@ import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 
 /** What a finished deploy hands back: the spec's connection details of a `ready` sandbox. */
 export interface DeployResult {
-  app_url: string;
+  /** Null for a twin set, which has no app. */
+  app_url: string | null;
   twins: Record<string, TwinEntry>;
   env_vars: Record<string, string>;
   /** `full`: own network namespace, bubblewrap and limits; `none`: the app shares the machine (dev only). */

@@ -1,7 +1,7 @@
 import { KeyedLock } from '../keyed-lock.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Store } from '../store/store.ts';
-import type { AccountRecord, Plan, SandboxRecord, SandboxStatus } from '../store/records.ts';
+import type { AccountRecord, Plan, SandboxKind, SandboxRecord, SandboxStatus } from '../store/records.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
 import type { Accounts } from '../identity/accounts.ts';
 import type { ScenarioDirectory } from '../scenarios/directory.ts';
@@ -14,16 +14,20 @@ import type { Scenario } from '../scenarios/directory.ts';
 import { planFromPrompt } from '../scenarios/planner.ts';
 import { keepValidParts } from '../scenarios/seeds.ts';
 
-/** A `POST /sandboxes` body that passed the schema in validation.ts. */
-export interface CreateSandboxInput {
-  repo: string;
-  branch?: string;
-  pr_url?: string;
+/** What twins a sandbox or a twin set starts with, how they are seeded, and how long it lives. */
+export interface TwinsRequest {
   twins?: string[];
   scenario_id?: string;
   scenario_prompt?: string;
   ttl_minutes?: number;
   env?: Record<string, string>;
+}
+
+/** A `POST /sandboxes` body that passed the schema in validation.ts. */
+export interface CreateSandboxInput extends TwinsRequest {
+  repo: string;
+  branch?: string;
+  pr_url?: string;
 }
 
 export interface SandboxPolicy {
@@ -71,6 +75,34 @@ export class SandboxService {
     origin: { installationId?: number } = {},
   ): Promise<SandboxRecord> {
     if (input.pr_url) this.checkPullRequestUrl(input.pr_url, input.repo);
+    return this.admit(account, input, 'app', {
+      repo: input.repo,
+      branch: input.branch ?? null,
+      pr_url: input.pr_url ?? null,
+      installation_id: origin.installationId ?? null,
+    });
+  }
+
+  /**
+   * Twins alone (POST /twin-sets): the same twin names, seeding, TTL and plan rules as a sandbox, and
+   * the same quota, with no repository (so no GitHub connection is needed) and no app.
+   */
+  async createTwinSet(account: AccountRecord, input: TwinsRequest): Promise<SandboxRecord> {
+    return this.admit(account, input, 'twins', {
+      repo: '',
+      branch: null,
+      pr_url: null,
+      installation_id: null,
+    });
+  }
+
+  /** The rules both kinds share, then the record, inserted and its deploy queued. */
+  private async admit(
+    account: AccountRecord,
+    input: TwinsRequest,
+    kind: SandboxKind,
+    source: Pick<SandboxRecord, 'repo' | 'branch' | 'pr_url' | 'installation_id'>,
+  ): Promise<SandboxRecord> {
     this.checkTwinNames(input.twins ?? []);
     const scenario = input.scenario_id
       ? await this.scenarios.findVisible(account.id, input.scenario_id)
@@ -81,7 +113,7 @@ export class SandboxService {
         'unknown_scenario',
       );
     }
-    if (this.policy.production && !(await this.accounts.hasScmConnected(account.id))) {
+    if (kind === 'app' && this.policy.production && !(await this.accounts.hasScmConnected(account.id))) {
       throw forbidden(
         'Connect GitHub to your Twinbox account before creating sandboxes (GET /auth/github/connect).',
         'scm_not_connected',
@@ -97,29 +129,40 @@ export class SandboxService {
     }
 
     const seeding = planSeed(input, scenario);
+    // A sandbox may find its twins in its repository's profile later; a twin set has nothing else.
+    if (kind === 'twins' && seeding.twins.length === 0) {
+      throw badRequest(
+        'Name the twins to start: "twins" (for example ["stripe"]), or a "scenario_id" or ' +
+          '"scenario_prompt" that names some.',
+        'no_twins',
+      );
+    }
     // Counting and inserting are one step per account, so concurrent creates cannot all see room
     // for themselves (one process; the store has no transaction to do it across processes).
     return this.creating.run(account.id, async () => {
       await this.checkQuota(account);
-      return this.insert(account, input, seeding, ttl, origin.installationId ?? null);
+      return this.insert(account, input, kind, source, seeding, ttl);
     });
   }
 
   private async insert(
     account: AccountRecord,
-    input: CreateSandboxInput,
+    input: TwinsRequest,
+    kind: SandboxKind,
+    source: Pick<SandboxRecord, 'repo' | 'branch' | 'pr_url' | 'installation_id'>,
     seeding: ReturnType<typeof planSeed>,
     ttl: number,
-    installationId: number | null,
   ): Promise<SandboxRecord> {
     const now = new Date();
     const sandbox: SandboxRecord = {
       id: randomUUID(),
       owner_id: account.id,
       status: 'queued',
-      repo: input.repo,
-      branch: input.branch ?? null,
-      pr_url: input.pr_url ?? null,
+      // Written only for twin sets: an `app` record reads the same as one made before kinds existed.
+      ...(kind === 'twins' ? { kind } : {}),
+      repo: source.repo,
+      branch: source.branch,
+      pr_url: source.pr_url,
       // Omitted twins: the scenario's or the prompt's; the deploy engine may add the profile's later.
       twin_names: seeding.twins,
       seed: seeding.seed,
@@ -137,7 +180,7 @@ export class SandboxService {
       updated_at: now.toISOString(),
       expires_at: new Date(now.getTime() + ttl * 60_000).toISOString(),
       ended_at: null,
-      installation_id: installationId,
+      installation_id: source.installation_id ?? null,
     };
     await this.store.sandboxes.insert(sandbox);
     // Answered only once the deploy job is durable too: a 201 promises a deploy, crash or not.
@@ -145,18 +188,23 @@ export class SandboxService {
     return sandbox;
   }
 
-  /** The caller's sandbox; another account's is reported exactly like a missing one. */
-  async get(account: AccountRecord, id: string): Promise<SandboxRecord> {
+  /**
+   * The caller's sandbox (or, with `kind` twins, twin set); another account's, or one of the other kind,
+   * is reported exactly like a missing one.
+   */
+  async get(account: AccountRecord, id: string, kind: SandboxKind = 'app'): Promise<SandboxRecord> {
     const sandbox = await this.store.sandboxes.get(id);
-    if (!sandbox || sandbox.owner_id !== account.id) throw notFound(`No sandbox ${id} in your account.`);
+    if (!sandbox || sandbox.owner_id !== account.id || kindOf(sandbox) !== kind)
+      throw notFound(`No ${kind === 'twins' ? 'twin set' : 'sandbox'} ${id} in your account.`);
     return sandbox;
   }
 
-  async list(account: AccountRecord, filter: ListFilter): Promise<SandboxPage> {
+  async list(account: AccountRecord, filter: ListFilter, kind: SandboxKind = 'app'): Promise<SandboxPage> {
     const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
     const matching = (await this.store.sandboxes.findBy('owner_id', account.id))
       .filter(
         (s) =>
+          kindOf(s) === kind &&
           (!filter.repo || s.repo.toLowerCase() === filter.repo.toLowerCase()) &&
           (!filter.status || s.status === filter.status),
       )
@@ -171,8 +219,8 @@ export class SandboxService {
   }
 
   /** Deletes the caller's sandbox now; deleting an ended sandbox again is a no-op that returns it. */
-  async delete(account: AccountRecord, id: string): Promise<SandboxRecord> {
-    const sandbox = await this.get(account, id);
+  async delete(account: AccountRecord, id: string, kind: SandboxKind = 'app'): Promise<SandboxRecord> {
+    const sandbox = await this.get(account, id, kind);
     if (sandbox.status === 'deleted' || sandbox.status === 'expired') return sandbox;
     return (await this.lifecycle.end(id, 'deleted')) ?? sandbox;
   }
@@ -225,7 +273,8 @@ export class SandboxService {
     const sandboxes = (n: number) => `${n} active sandbox${n === 1 ? '' : 'es'}`;
     throw forbidden(
       `The ${account.plan} plan allows ${sandboxes(quota)} (queued, building or ready) at a time, and ` +
-        `this account has ${active}. Delete one (DELETE /sandboxes/{id}) or wait until one expires` +
+        `this account has ${active}. Twin sets count too. Delete one (DELETE /sandboxes/{id} or ` +
+        `DELETE /twin-sets/{id}) or wait until one expires` +
         `${account.plan === 'free' ? ', or upgrade to the pro plan' : ''}.`,
       'plan_limit_exceeded',
     );
@@ -261,7 +310,7 @@ export class SandboxService {
  * prompt. A prompt that makes no sense seeds nothing and says so in `notes`; it never fails the sandbox.
  */
 function planSeed(
-  input: CreateSandboxInput,
+  input: TwinsRequest,
   scenario: Scenario | undefined,
 ): { twins: string[]; seed: Record<string, unknown> | null; notes: string[] } {
   if (scenario) return { twins: input.twins ?? scenario.twins, seed: scenario.seed, notes: [] };
@@ -271,6 +320,10 @@ function planSeed(
   const notes = [...plan.notes];
   const seed = keepValidParts(plan.seed, twins, notes);
   return { twins, seed: Object.keys(seed).length ? seed : null, notes };
+}
+
+export function kindOf(sandbox: Pick<SandboxRecord, 'kind'>): SandboxKind {
+  return sandbox.kind ?? 'app';
 }
 
 /** Newest first; ties (same millisecond) broken by id so the order is total and pages never overlap. */

@@ -21,7 +21,7 @@ export const TTL_MIN = 1;
 export const TTL_MAX = 480;
 export const TTL_DEFAULT = 60;
 
-const envSchema = Joi.object()
+export const envSchema = Joi.object()
   .pattern(Joi.string().pattern(ENV_NAME_PATTERN), Joi.string().allow('').max(ENV_MAX_BYTES))
   .max(ENV_MAX_ENTRIES)
   .custom((value: Record<string, string>) => {

@@ -91,10 +91,19 @@ export interface TwinEntry {
   env_vars: Record<string, string>;
 }
 
+/** `app`: a repository's branch or pull request with its twins (POST /sandboxes); `twins`: twins alone. */
+export type SandboxKind = 'app' | 'twins';
+
 export interface SandboxRecord {
   id: string;
   owner_id: string;
   status: SandboxStatus;
+  /**
+   * Absent on sandboxes made before twin sets: `app`. A twin set (POST /twin-sets) runs the same lifecycle,
+   * pod, router, TTL and quota as a sandbox, with no repository and no app.
+   */
+  kind?: SandboxKind;
+  /** `owner/repo`; empty for a twin set. */
   repo: string;
   branch: string | null;
   pr_url: string | null;

@@ -16,8 +16,8 @@ export interface ResumeRecord {
   sandbox_id: string;
   /** The pod whose directory holds the twins' state (pods/<slot>/state). */
   pod_slot: string;
-  /** Start command, port variable, health path, webhook paths...: as the deploy read them. */
-  profile: RuntimeProfile;
+  /** Start command, port variable, health path, webhook paths...: as the deploy read them. Absent: a twin set. */
+  profile?: RuntimeProfile;
   /** Each twin's base URL inside the sandbox, as the app's variables name it. */
   twin_urls: Record<string, string>;
   /** Read-only paths the app was given besides its workspace (the dependency cache's entry). */

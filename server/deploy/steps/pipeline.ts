@@ -259,6 +259,20 @@ export const RESUME_STEPS: DeployStep[] = DEPLOY_STEPS.filter(
   (step) => step.name === 'start' || step.name === 'webhooks',
 );
 
+/**
+ * The steps of a twin set (POST /twin-sets: twins alone, for an app that runs elsewhere): its twins start
+ * and their variables, under the caller's `env`, are its `env_vars`. No source, profile, app or webhooks.
+ */
+export const TWIN_SET_STEPS: DeployStep[] = [
+  {
+    name: 'twins',
+    async run(ctx, runner) {
+      ctx.twins = await (ctx.earlyTwins ?? runner.startTwins(ctx, ctx.sandbox.twin_names));
+      ctx.envVars = mergeEnv({}, ctx.twins, ctx.sandbox.env);
+    },
+  },
+];
+
 /** Runs the steps in order, timing each; stops at the first failure or when the signal aborts. */
 export async function runPipeline(
   ctx: DeployContext,
