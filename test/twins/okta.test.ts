@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import * as okta from '@okta/okta-sdk-nodejs';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { oktaTwin } from '../../server/twins/vendors/okta/twin.ts';
@@ -9,12 +9,17 @@ import { vendorFetch } from './vendor-schema.ts';
 // a missing required field or a wrong type rejects the call and fails the test.
 const fetch = vendorFetch('okta');
 
-/** okta-sdk-nodejs' executor, with each response checked before the SDK reads it. */
-class SchemaCheckedExecutor extends okta.RequestExecutor {
-  override fetch(request: { url: string } & Record<string, unknown>) {
-    const send = (() => super.fetch(request)) as unknown as typeof globalThis.fetch;
-    return vendorFetch('okta', send)(request.url, request as RequestInit);
+type OktaModule = typeof okta;
+
+/** The executor of the okta-sdk-nodejs major in use, with each response checked before the SDK reads it. */
+function schemaCheckedExecutor(sdk: OktaModule): okta.RequestExecutor {
+  class SchemaCheckedExecutor extends sdk.RequestExecutor {
+    override fetch(request: { url: string } & Record<string, unknown>) {
+      const send = (() => super.fetch(request)) as unknown as typeof globalThis.fetch;
+      return vendorFetch('okta', send)(request.url, request as RequestInit);
+    }
   }
+  return new SchemaCheckedExecutor();
 }
 
 const seed = {
@@ -30,14 +35,19 @@ const seed = {
  * from the environment. No response cache (a reset must show at once) and no retries (a fault reaches the
  * test as it is); a token override for the refusal tests.
  */
-function oktaClient(t: Teardown, env: Record<string, string>, token?: string): okta.Client {
+function oktaClient(
+  t: Teardown,
+  env: Record<string, string>,
+  token?: string,
+  sdk: OktaModule = okta,
+): okta.Client {
   const before = [process.env.OKTA_CLIENT_ORGURL, process.env.OKTA_CLIENT_TOKEN];
   process.env.OKTA_CLIENT_ORGURL = env.OKTA_CLIENT_ORGURL;
   process.env.OKTA_CLIENT_TOKEN = env.OKTA_CLIENT_TOKEN;
   try {
-    return new okta.Client({
+    return new sdk.Client({
       ...(token ? { token } : {}),
-      requestExecutor: new SchemaCheckedExecutor(),
+      requestExecutor: schemaCheckedExecutor(sdk),
       cacheMiddleware: null,
     } as ConstructorParameters<typeof okta.Client>[0]);
   } finally {
@@ -64,11 +74,12 @@ const errorOf = (call: Promise<unknown>) =>
     (e: { status?: number; errorCode?: string }) => ({ status: e.status, errorCode: e.errorCode }),
   );
 
-t.test('okta twin: users, lifecycle and groups through okta-sdk-nodejs', async (t) => {
-  const { host } = await tempHost(t);
-  const entry = (await host.start('sb', ['okta'], { adminToken: 'admin', seeds: { okta: seed } })).okta!;
-  const client = oktaClient(t, entry.env_vars);
-
+/**
+ * An app's directory flow, whichever okta-sdk-nodejs major built `client` (8 and 7 share the object-parameter
+ * `userApi`/`groupApi`): the seeded users and groups, a user created active, found by login, deactivated; a
+ * group created with a member; Okta's E0000007 for a user that does not exist.
+ */
+async function directoryFlow(t: Test, client: okta.Client): Promise<{ grace: okta.User }> {
   const users = await all<okta.User>(await client.userApi.listUsers());
   t.same(users.map((u) => u.profile?.login).sort(), ['ada@acme.example.com', 'grace@acme.example.com']);
   t.ok(
@@ -123,6 +134,15 @@ t.test('okta twin: users, lifecycle and groups through okta-sdk-nodejs', async (
 
   const missing = await errorOf(client.userApi.getUser({ userId: 'nobody@acme.example.com' }));
   t.same(missing, { status: 404, errorCode: 'E0000007' });
+
+  return { grace };
+}
+
+t.test('okta twin: users, lifecycle and groups through okta-sdk-nodejs', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['okta'], { adminToken: 'admin', seeds: { okta: seed } })).okta!;
+  const client = oktaClient(t, entry.env_vars);
+  const { grace } = await directoryFlow(t, client);
 
   const admin = new TwinAdminClient(entry.admin_url, 'admin');
   await admin.addFault({ rate_limit: true, count: 1 });
@@ -241,5 +261,24 @@ t.test('okta twin: state and credentials survive a restart; seeds are checked', 
   t.throws(
     () => oktaTwin.validateSeed({ groups: [{ name: 'G', members: ['ghost@acme.example.com'] }] }),
     /not a seeded user/,
+  );
+});
+
+t.test('okta twin: the same directory flow with okta-sdk-nodejs 7', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['okta'], { adminToken: 'admin', seeds: { okta: seed } })).okta!;
+  // okta-sdk-nodejs 7 is CommonJS that Node's ESM loader gives only as a default export.
+  const { default: oktaV7 } = await import('okta-sdk-v7');
+  // Version 7 has the same calls; its type declarations are a copy of their own, which TypeScript keeps apart.
+  const client = oktaClient(t, entry.env_vars, undefined, oktaV7 as unknown as OktaModule);
+  await directoryFlow(t, client);
+  t.same(
+    await errorOf(
+      oktaClient(t, entry.env_vars, 'not-a-token', oktaV7 as unknown as OktaModule)
+        .userApi.listUsers()
+        .then((c) => all(c)),
+    ),
+    { status: 401, errorCode: 'E0000011' },
+    'a wrong API token is E0000011 in version 7 too',
   );
 });
