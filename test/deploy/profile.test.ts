@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { appsBelow, SEARCH_DEPTH, SEARCH_ENTRIES } from '../../server/deploy/steps/app-search.ts';
 import { HealthCheckError, waitStaysUp } from '../../server/deploy/steps/health.ts';
 import { appEnvironment } from '../../server/deploy/steps/pipeline.ts';
 import { readProfile } from '../../server/deploy/steps/profile.ts';
@@ -94,4 +95,92 @@ t.test("the app URL of an app with no HTTP port: a page saying so, or Twinbox's 
     code: 'app_has_no_http_port',
     detail: /The app of sandbox s1 is running, but it has no HTTP port/,
   });
+});
+
+t.test('no root: an app below the root is found and deployed as if root: named it', async (t) => {
+  const start = (command = 'node server.js') => JSON.stringify({ scripts: { start: command } });
+  // Laid out as Stripe's samples are: the README at the root, servers in several languages, a client.
+  const stripeSample = await repo(t, {
+    'README.md': '# Accept a payment',
+    'client/html/index.html': '<form>',
+    'server/node/package.json': start(),
+    'server/node/server.js': '',
+    'server/python/requirements.txt': 'stripe',
+    'server/node/client/package.json': start('vite'),
+  });
+  const found = await readProfile(stripeSample);
+  t.match(found, { root: 'server/node', source: 'node', start: 'node server.js', staticSite: false });
+  t.match(found.notes, [
+    /root has no app: deploying the one found below it, server\/node, as if .* said root: server\/node/,
+  ]);
+
+  // A twinbox.yml without root: or start: still lets detection look below the root.
+  const configured = await readProfile(
+    await repo(t, { ...yml('port: 4242\n'), 'app/Procfile': 'web: ./serve\n' }),
+  );
+  t.match(configured, { root: 'app', port: 4242, start: './serve', source: 'twinbox.yml+procfile' });
+
+  // Installed dependencies, hidden folders, test data, links, libraries and deep folders are not apps.
+  const noisy = await repo(t, {
+    'README.md': 'x',
+    'node_modules/express/package.json': start(),
+    '.devcontainer/package.json': start(),
+    'Test/fixtures/app/package.json': start(),
+    'vendor/x/package.json': start(),
+    'packages/lib/package.json': '{"main":"index.js"}',
+    'broken/package.json': '{"scripts":',
+    'a/b/c/d/package.json': start(),
+    'web/package.json': start('next start'),
+  });
+  await symlink(join(stripeSample, 'server'), join(noisy, 'linked'));
+  t.match(await readProfile(noisy), { root: 'web', start: 'next start' });
+
+  const examples = {
+    'README.md': 'x',
+    'examples/express/package.json': start(),
+    'examples/fastify/package.json': start(),
+  };
+  const several = await repo(t, examples);
+  await t.rejects(readProfile(several), {
+    message:
+      'The repository\'s root has no app, and there are several below it: examples/express, examples/fastify. Say which to deploy with "root:" in .github/twinbox.yml, e.g. root: examples/express',
+  });
+  t.match(await readProfile(await repo(t, { ...examples, ...yml('root: examples/fastify\n') })), {
+    root: 'examples/fastify',
+  });
+
+  // The root's own app wins, and so does a twinbox.yml that says how to start at the root.
+  t.match(
+    await readProfile(await repo(t, { 'package.json': start('node .'), 'web/package.json': start() })),
+    {
+      root: '',
+      start: 'node .',
+    },
+  );
+  t.match(await readProfile(await repo(t, { ...yml('start: make run\n'), 'web/package.json': start() })), {
+    root: '',
+    start: 'make run',
+  });
+  t.match(await readProfile(await repo(t, { 'index.html': 'x', 'api/package.json': start() })), {
+    root: '',
+    staticSite: true,
+  });
+
+  // Documents only: the README page, and the log says it is not an app.
+  const docs = await readProfile(await repo(t, { 'README.md': 'x', 'packages/lib/package.json': '{}' }));
+  t.match(docs, { root: '', source: 'static', staticSite: true });
+  t.match(docs.notes, [/no app in the repository/, /serving the repository as documents/]);
+  await t.rejects(readProfile(await repo(t, { 'notes.txt': 'x' })), { message: /No runtime profile/ });
+});
+
+t.test('the search below the root is bounded: a huge tree stops it, never hangs or overflows', async (t) => {
+  const huge = await repo(t, { 'README.md': 'x' });
+  await Promise.all(
+    Array.from({ length: SEARCH_ENTRIES + 10 }, (_, i) => writeFile(join(huge, `f${i}`), '')),
+  );
+  const search = await appsBelow(huge);
+  t.same(search, { apps: [], truncated: true });
+  const docs = await readProfile(huge);
+  t.match(docs.notes, [/the search stopped early: the repository has too many files/]);
+  t.equal(SEARCH_DEPTH, 3);
 });

@@ -116,6 +116,7 @@ export const DEPLOY_STEPS: DeployStep[] = [
         throw error;
       }
       const p = ctx.profile;
+      for (const note of p.notes ?? []) ctx.log.note(`profile: ${note}`);
       ctx.log.note(
         `profile (${p.source}): ${p.root ? `root=${p.root} ` : ''}${p.port !== null ? `port=${p.port} ` : ''}install=${p.install ?? '-'} build=${p.build ?? '-'} start=${p.start}`,
       );

@@ -5,6 +5,7 @@ import { isAbsolute, join, relative, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { GUARDED_PORTS } from '../../pod/egress-guard.ts';
 import { INSTALL_PROXY_PORT } from '../../pod/layout.ts';
+import { appsBelow, SEARCH_DEPTH } from './app-search.ts';
 
 /** How to build and run one repository's app. Commands are shell command lines run in the workspace. */
 export interface RuntimeProfile {
@@ -47,6 +48,11 @@ export interface RuntimeProfile {
    * has no HTTP port at all (a worker, a Socket Mode bot): it is ready once it has stayed up.
    */
   port: number | false | null;
+  /**
+   * What detection decided that the deploy log should tell (an app found below the root, say). Optional:
+   * resume records written before it have none, and a resume does not log them again.
+   */
+  notes?: string[];
 }
 
 /**
@@ -292,13 +298,53 @@ function shellQuote(text: string): string {
   return /^[A-Za-z0-9_./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Does the folder hold something detection runs: package.json, index.html or a Procfile's `web:`? */
+async function runsHere(dir: string): Promise<boolean> {
+  if (existsSync(join(dir, 'package.json')) || existsSync(join(dir, 'index.html'))) return true;
+  const procfile = await readText(join(dir, 'Procfile'));
+  return procfile?.split(/\r?\n/).some((line) => /^web\s*:/.test(line)) ?? false;
+}
+
+/**
+ * The app's folder when twinbox.yml names none: the root when it holds an app (or twinbox.yml says how to
+ * start one there), else the one app below it. Several apps below it: the user must choose with `root:`.
+ * None: the root, whose README (if any) is served as a repository of documents.
+ */
+async function chooseRoot(dir: string, config: ProfileConfig | undefined, notes: string[]): Promise<string> {
+  if (config?.root !== undefined) return appFolder(dir, config.root);
+  if (config?.start !== undefined || (await runsHere(dir))) return '';
+  const { apps, truncated } = await appsBelow(dir);
+  const cut = truncated ? ' (the search stopped early: the repository has too many files)' : '';
+  if (apps.length > 1) {
+    const named =
+      apps.length > 8 ? `${apps.slice(0, 8).join(', ')} and ${apps.length - 8} more` : apps.join(', ');
+    throw new ProfileError(
+      `The repository's root has no app, and there are several below it: ${named}${cut}. ` +
+        `Say which to deploy with "root:" in ${PROFILE_PATH}, e.g. root: ${apps[0]}`,
+    );
+  }
+  if (apps.length === 1) {
+    notes.push(
+      `the repository's root has no app: deploying the one found below it, ${apps[0]}, as if ${PROFILE_PATH} said root: ${apps[0]}${cut}`,
+    );
+    return appFolder(dir, apps[0]!);
+  }
+  notes.push(
+    `no app in the repository (no package.json with a start script, Procfile or index.html at the root ` +
+      `or up to ${SEARCH_DEPTH} folders below it${cut})`,
+  );
+  return '';
+}
+
 /**
  * Reads how to run the app in `dir`: `.github/twinbox.yml` where present (its keys win), else what the files
- * show (package.json, index.html, Procfile, a README). Throws ProfileError with a text fit for the sandbox's `error`.
+ * show (package.json, index.html, Procfile, a README), at the root or in the one app folder below it.
+ * Throws ProfileError with a text fit for the sandbox's `error`.
  */
 export async function readProfile(dir: string): Promise<RuntimeProfile> {
   const config = await readConfig(dir);
-  const root = config?.root !== undefined ? await appFolder(dir, config.root) : '';
+  const notes: string[] = [];
+  const root = await chooseRoot(dir, config, notes);
   const detected = await detect(join(dir, root));
   const start = config?.start ?? detected?.start;
   if (!start) {
@@ -327,5 +373,9 @@ export async function readProfile(dir: string): Promise<RuntimeProfile> {
     webhooks: config?.webhooks ?? {},
     root,
     port: config?.port ?? null,
+    notes:
+      detected?.kind === 'static' && !config?.start && !existsSync(join(dir, root, 'index.html'))
+        ? [...notes, 'serving the repository as documents: its files, with the README as the index page']
+        : notes,
   };
 }
