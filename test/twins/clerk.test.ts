@@ -1,4 +1,5 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { createRequire } from 'node:module';
 import { createClerkClient, verifyToken, type ClerkClient } from '@clerk/backend';
 import { isClerkAPIResponseError } from '@clerk/backend/errors';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
@@ -71,6 +72,165 @@ async function start(t: Teardown, s: unknown = seed): Promise<TwinEntry> {
   return (await host.start('sb', ['clerk'], { adminToken: 'admin', seeds: { clerk: s } })).clerk!;
 }
 
+/** What a flow needs of a @clerk/backend major: its client and the helpers an app imports beside it. */
+interface ClerkSdk {
+  clerk: ClerkClient;
+  verifyToken: typeof verifyToken;
+  isClerkAPIResponseError: typeof isClerkAPIResponseError;
+}
+
+/**
+ * An app's flow with @clerk/backend, whichever major: users (create, list and count by email, metadata
+ * merged, password checks), organizations and memberships, an invitation, a session whose token
+ * `authenticateRequest` and `verifyToken` accept, a revoked session, a deleted user.
+ */
+async function clerkFlow(t: Test, sdk: ClerkSdk, env: Record<string, string>) {
+  const { clerk } = sdk;
+  const seeded = await clerk.users.getUserList();
+  t.same(
+    seeded.data.map((u) => u.primaryEmailAddress?.emailAddress),
+    ['ada@acme.dev'],
+    'only the seeded user: the engine default user is gone',
+  );
+  t.equal(seeded.totalCount, 1);
+  const ada = seeded.data[0]!;
+  t.equal(ada.firstName, 'Ada');
+  t.same(ada.publicMetadata, { plan: 'pro' });
+  t.ok(ada.passwordEnabled);
+  t.ok(ada.createdAt > 1e12, 'timestamps are milliseconds, as Clerk gives them');
+
+  const grace = await clerk.users.createUser({
+    emailAddress: ['grace@acme.dev'],
+    firstName: 'Grace',
+    lastName: 'Hopper',
+    password: 'cobol-compiler-1959',
+    externalId: 'emp-42',
+  });
+  t.match(grace.id, /^user_/);
+  t.equal(grace.primaryEmailAddress?.emailAddress, 'grace@acme.dev');
+  t.equal(grace.emailAddresses[0]?.verification?.status, 'verified');
+  t.equal((await clerk.users.getUser(grace.id)).externalId, 'emp-42');
+  t.equal(await clerk.users.getCount(), 2);
+  t.equal(
+    await clerk.users.getCount({ emailAddress: ['grace@acme.dev'] }),
+    1,
+    'the count follows the filter',
+  );
+  const byEmail = await clerk.users.getUserList({ emailAddress: ['grace@acme.dev'] });
+  t.same(
+    byEmail.data.map((u) => u.id),
+    [grace.id],
+  );
+
+  const updated = await clerk.users.updateUserMetadata(grace.id, {
+    publicMetadata: { role: 'editor' },
+    privateMetadata: { stripeCustomerId: 'cus_123' },
+  });
+  t.same(updated.publicMetadata, { role: 'editor' });
+  const merged = await clerk.users.updateUserMetadata(grace.id, { publicMetadata: { onboarded: true } });
+  t.same(
+    merged.publicMetadata,
+    { role: 'editor', onboarded: true },
+    'metadata is merged, as Clerk merges it',
+  );
+  t.same((await clerk.users.getUser(grace.id)).privateMetadata, { stripeCustomerId: 'cus_123' });
+  const renamed = await clerk.users.updateUser(grace.id, { firstName: 'Amazing Grace' });
+  t.equal(renamed.firstName, 'Amazing Grace');
+
+  t.same(await clerk.users.verifyPassword({ userId: grace.id, password: 'cobol-compiler-1959' }), {
+    verified: true,
+  });
+  const wrong = await clerk.users.verifyPassword({ userId: grace.id, password: 'nope' }).catch((e) => e);
+  t.ok(sdk.isClerkAPIResponseError(wrong), 'a wrong password is an API error');
+  t.equal(wrong.status, 422);
+  t.equal(wrong.errors[0].code, 'incorrect_password');
+
+  // Organizations and memberships.
+  const orgs = await clerk.organizations.getOrganizationList();
+  t.same(
+    orgs.data.map((o) => o.slug),
+    ['acme'],
+  );
+  const labs = await clerk.organizations.createOrganization({ name: 'Acme Labs', createdBy: grace.id });
+  t.match(labs.id, /^org_/);
+  t.equal(labs.slug, 'acme-labs');
+  t.equal(labs.membersCount, 1, 'the creator is its first member');
+  const membership = await clerk.organizations.createOrganizationMembership({
+    organizationId: labs.id,
+    userId: ada.id,
+    role: 'org:member',
+  });
+  t.equal(membership.role, 'org:member');
+  t.equal(membership.publicUserData?.userId, ada.id);
+  const members = await clerk.organizations.getOrganizationMembershipList({ organizationId: labs.id });
+  t.same(
+    members.data.map((m) => [m.publicUserData?.userId, m.role]).sort(),
+    [
+      [ada.id, 'org:member'],
+      [grace.id, 'org:admin'],
+    ].sort(),
+  );
+  const promoted = await clerk.organizations.updateOrganizationMembership({
+    organizationId: labs.id,
+    userId: ada.id,
+    role: 'org:admin',
+  });
+  t.equal(promoted.role, 'org:admin');
+  const adas = await clerk.users.getOrganizationMembershipList({ userId: ada.id });
+  t.same(adas.data.map((m) => m.organization.slug).sort(), ['acme', 'acme-labs']);
+  const invitation = await clerk.organizations.createOrganizationInvitation({
+    organizationId: labs.id,
+    emailAddress: 'linus@acme.dev',
+    role: 'org:member',
+  });
+  t.equal(invitation.status, 'pending');
+  const revoked = await clerk.organizations.revokeOrganizationInvitation({
+    organizationId: labs.id,
+    invitationId: invitation.id,
+  });
+  t.equal(revoked.status, 'revoked');
+  await clerk.organizations.deleteOrganizationMembership({ organizationId: labs.id, userId: ada.id });
+  t.equal((await clerk.organizations.getOrganization({ organizationId: labs.id })).membersCount, 1);
+
+  // A signed-in user's session token, verified the ways an app verifies it.
+  const session = await clerk.sessions.createSession({ userId: ada.id });
+  t.equal(session.status, 'active');
+  const { jwt } = await clerk.sessions.getToken(session.id);
+  const request = new Request('http://app.test/dashboard', { headers: { authorization: `Bearer ${jwt}` } });
+  const state = await clerk.authenticateRequest(request);
+  t.ok(state.isAuthenticated, 'authenticateRequest accepts the token (JWKS fetched from the twin)');
+  const auth = state.toAuth();
+  t.equal(auth?.userId, ada.id);
+  t.equal(auth?.sessionId, session.id);
+  t.equal(auth?.orgSlug, 'acme', "the organization claims of the user's first membership");
+  t.equal(auth?.orgRole, 'org:admin');
+  const claims = await sdk.verifyToken(jwt, { jwtKey: env.CLERK_JWT_KEY });
+  const long = await clerk.sessions.getToken(session.id, undefined, 3600);
+  const longClaims = await sdk.verifyToken(long.jwt, { jwtKey: env.CLERK_JWT_KEY });
+  t.equal(longClaims.exp - longClaims.iat, 3600, 'expires_in_seconds sets the lifetime');
+  t.equal(claims.exp - claims.iat, 60, "Clerk's default lifetime");
+  t.equal(claims.sub, ada.id, 'verifyToken with CLERK_JWT_KEY, no network');
+  t.same((claims as { metadata?: unknown }).metadata, { plan: 'pro' });
+
+  await clerk.sessions.revokeSession(session.id);
+  t.equal((await clerk.sessions.getSession(session.id)).status, 'revoked');
+  const noToken = await clerk.sessions.getToken(session.id).catch((e) => e);
+  t.equal(noToken.status, 404, 'no token for a revoked session');
+  const sessions = await clerk.sessions.getSessionList({ userId: ada.id });
+  t.same(
+    sessions.data.map((s) => s.id),
+    [session.id],
+  );
+
+  const gone = await clerk.users.deleteUser(grace.id);
+  // Clerk answers with a DeletedObject (the SDK's type says User).
+  t.equal((gone as unknown as { deleted: boolean }).deleted, true);
+  const missing = await clerk.users.getUser(grace.id).catch((e) => e);
+  t.equal(missing.status, 404);
+  t.equal(missing.errors[0].code, 'resource_not_found');
+  return { ada, grace, labs, session, jwt };
+}
+
 t.test(
   'clerk twin: users, metadata, organizations, memberships and session tokens through @clerk/backend',
   async (t) => {
@@ -83,148 +243,11 @@ t.test(
     const clerk = clerkClient(env);
     const before = checked.length;
 
-    const seeded = await clerk.users.getUserList();
-    t.same(
-      seeded.data.map((u) => u.primaryEmailAddress?.emailAddress),
-      ['ada@acme.dev'],
-      'only the seeded user: the engine default user is gone',
+    const { ada, grace, labs, session, jwt } = await clerkFlow(
+      t,
+      { clerk, verifyToken, isClerkAPIResponseError },
+      env,
     );
-    t.equal(seeded.totalCount, 1);
-    const ada = seeded.data[0]!;
-    t.equal(ada.firstName, 'Ada');
-    t.same(ada.publicMetadata, { plan: 'pro' });
-    t.ok(ada.passwordEnabled);
-    t.ok(ada.createdAt > 1e12, 'timestamps are milliseconds, as Clerk gives them');
-
-    const grace = await clerk.users.createUser({
-      emailAddress: ['grace@acme.dev'],
-      firstName: 'Grace',
-      lastName: 'Hopper',
-      password: 'cobol-compiler-1959',
-      externalId: 'emp-42',
-    });
-    t.match(grace.id, /^user_/);
-    t.equal(grace.primaryEmailAddress?.emailAddress, 'grace@acme.dev');
-    t.equal(grace.emailAddresses[0]?.verification?.status, 'verified');
-    t.equal((await clerk.users.getUser(grace.id)).externalId, 'emp-42');
-    t.equal(await clerk.users.getCount(), 2);
-    t.equal(
-      await clerk.users.getCount({ emailAddress: ['grace@acme.dev'] }),
-      1,
-      'the count follows the filter',
-    );
-    const byEmail = await clerk.users.getUserList({ emailAddress: ['grace@acme.dev'] });
-    t.same(
-      byEmail.data.map((u) => u.id),
-      [grace.id],
-    );
-
-    const updated = await clerk.users.updateUserMetadata(grace.id, {
-      publicMetadata: { role: 'editor' },
-      privateMetadata: { stripeCustomerId: 'cus_123' },
-    });
-    t.same(updated.publicMetadata, { role: 'editor' });
-    const merged = await clerk.users.updateUserMetadata(grace.id, { publicMetadata: { onboarded: true } });
-    t.same(
-      merged.publicMetadata,
-      { role: 'editor', onboarded: true },
-      'metadata is merged, as Clerk merges it',
-    );
-    t.same((await clerk.users.getUser(grace.id)).privateMetadata, { stripeCustomerId: 'cus_123' });
-    const renamed = await clerk.users.updateUser(grace.id, { firstName: 'Amazing Grace' });
-    t.equal(renamed.firstName, 'Amazing Grace');
-
-    t.same(await clerk.users.verifyPassword({ userId: grace.id, password: 'cobol-compiler-1959' }), {
-      verified: true,
-    });
-    const wrong = await clerk.users.verifyPassword({ userId: grace.id, password: 'nope' }).catch((e) => e);
-    t.ok(isClerkAPIResponseError(wrong), 'a wrong password is an API error');
-    t.equal(wrong.status, 422);
-    t.equal(wrong.errors[0].code, 'incorrect_password');
-
-    // Organizations and memberships.
-    const orgs = await clerk.organizations.getOrganizationList();
-    t.same(
-      orgs.data.map((o) => o.slug),
-      ['acme'],
-    );
-    const labs = await clerk.organizations.createOrganization({ name: 'Acme Labs', createdBy: grace.id });
-    t.match(labs.id, /^org_/);
-    t.equal(labs.slug, 'acme-labs');
-    t.equal(labs.membersCount, 1, 'the creator is its first member');
-    const membership = await clerk.organizations.createOrganizationMembership({
-      organizationId: labs.id,
-      userId: ada.id,
-      role: 'org:member',
-    });
-    t.equal(membership.role, 'org:member');
-    t.equal(membership.publicUserData?.userId, ada.id);
-    const members = await clerk.organizations.getOrganizationMembershipList({ organizationId: labs.id });
-    t.same(
-      members.data.map((m) => [m.publicUserData?.userId, m.role]).sort(),
-      [
-        [ada.id, 'org:member'],
-        [grace.id, 'org:admin'],
-      ].sort(),
-    );
-    const promoted = await clerk.organizations.updateOrganizationMembership({
-      organizationId: labs.id,
-      userId: ada.id,
-      role: 'org:admin',
-    });
-    t.equal(promoted.role, 'org:admin');
-    const adas = await clerk.users.getOrganizationMembershipList({ userId: ada.id });
-    t.same(adas.data.map((m) => m.organization.slug).sort(), ['acme', 'acme-labs']);
-    const invitation = await clerk.organizations.createOrganizationInvitation({
-      organizationId: labs.id,
-      emailAddress: 'linus@acme.dev',
-      role: 'org:member',
-    });
-    t.equal(invitation.status, 'pending');
-    const revoked = await clerk.organizations.revokeOrganizationInvitation({
-      organizationId: labs.id,
-      invitationId: invitation.id,
-    });
-    t.equal(revoked.status, 'revoked');
-    await clerk.organizations.deleteOrganizationMembership({ organizationId: labs.id, userId: ada.id });
-    t.equal((await clerk.organizations.getOrganization({ organizationId: labs.id })).membersCount, 1);
-
-    // A signed-in user's session token, verified the ways an app verifies it.
-    const session = await clerk.sessions.createSession({ userId: ada.id });
-    t.equal(session.status, 'active');
-    const { jwt } = await clerk.sessions.getToken(session.id);
-    const request = new Request('http://app.test/dashboard', { headers: { authorization: `Bearer ${jwt}` } });
-    const state = await clerk.authenticateRequest(request);
-    t.ok(state.isAuthenticated, 'authenticateRequest accepts the token (JWKS fetched from the twin)');
-    const auth = state.toAuth();
-    t.equal(auth?.userId, ada.id);
-    t.equal(auth?.sessionId, session.id);
-    t.equal(auth?.orgSlug, 'acme', "the organization claims of the user's first membership");
-    t.equal(auth?.orgRole, 'org:admin');
-    const claims = await verifyToken(jwt, { jwtKey: env.CLERK_JWT_KEY });
-    const long = await clerk.sessions.getToken(session.id, undefined, 3600);
-    const longClaims = await verifyToken(long.jwt, { jwtKey: env.CLERK_JWT_KEY });
-    t.equal(longClaims.exp - longClaims.iat, 3600, 'expires_in_seconds sets the lifetime');
-    t.equal(claims.exp - claims.iat, 60, "Clerk's default lifetime");
-    t.equal(claims.sub, ada.id, 'verifyToken with CLERK_JWT_KEY, no network');
-    t.same((claims as { metadata?: unknown }).metadata, { plan: 'pro' });
-
-    await clerk.sessions.revokeSession(session.id);
-    t.equal((await clerk.sessions.getSession(session.id)).status, 'revoked');
-    const noToken = await clerk.sessions.getToken(session.id).catch((e) => e);
-    t.equal(noToken.status, 404, 'no token for a revoked session');
-    const sessions = await clerk.sessions.getSessionList({ userId: ada.id });
-    t.same(
-      sessions.data.map((s) => s.id),
-      [session.id],
-    );
-
-    const gone = await clerk.users.deleteUser(grace.id);
-    // Clerk answers with a DeletedObject (the SDK's type says User).
-    t.equal((gone as unknown as { deleted: boolean }).deleted, true);
-    const missing = await clerk.users.getUser(grace.id).catch((e) => e);
-    t.equal(missing.status, 404);
-    t.equal(missing.errors[0].code, 'resource_not_found');
 
     const results = checked.slice(before);
     t.ok(results.length >= 30, `${results.length} responses checked against Clerk's description`);
@@ -396,4 +419,37 @@ t.test('clerk twin: its presets seed what they promise', async (t) => {
     const entry = await start(t, preset.seed.clerk);
     t.same(await countsFor('clerk', entry, preset.seed.clerk), preset.promises.clerk, preset.id);
   }
+});
+
+t.test('clerk twin: the same flow with @clerk/backend 2', async (t) => {
+  const entry = await start(t);
+  const env = entry.env_vars;
+  twinUrls.add(env.CLERK_API_URL!);
+  const v2 = await import('clerk-backend-v2');
+  // Version 2's errors module has no isClerkAPIResponseError: apps import it from @clerk/shared (3.x for it).
+  const { isClerkAPIResponseError: isV2Error } = createRequire(import.meta.resolve('clerk-backend-v2'))(
+    '@clerk/shared/error',
+  ) as { isClerkAPIResponseError: (e: unknown) => boolean };
+  const before = checked.length;
+  // Version 2 has these calls too; its declarations are a copy of their own, which TypeScript keeps apart.
+  const sdk = {
+    clerk: v2.createClerkClient({
+      secretKey: env.CLERK_SECRET_KEY,
+      publishableKey: env.CLERK_PUBLISHABLE_KEY,
+      apiUrl: env.CLERK_API_URL,
+    }),
+    verifyToken: v2.verifyToken,
+    isClerkAPIResponseError: isV2Error,
+  } as unknown as ClerkSdk;
+  const { ada } = await clerkFlow(t, sdk, env);
+  t.match(ada.id, /^user_/);
+  const results = checked.slice(before);
+  t.ok(
+    results.length >= 30,
+    `${results.length} responses to @clerk/backend 2 checked against Clerk's description`,
+  );
+  t.same(
+    results.filter((r) => !r.valid),
+    [],
+  );
 });
