@@ -1,5 +1,12 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { rm } from 'node:fs/promises';
+import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_PREFIX, routeAdmin } from './admin.ts';
 import { changesStateByMethod, TwinInputError, type TwinDriver, type TwinFactory } from '../contract.ts';
@@ -91,6 +98,8 @@ export class TwinInstance {
 
   /** The Unix-socket twin of `server`, when `socketPath` was given. */
   private socketServer: Server | undefined;
+  /** Sockets the driver took over from an upgrade: a server's close() would wait for them forever. */
+  private readonly upgraded = new Set<Duplex>();
 
   private constructor(
     private readonly opts: InstanceOptions,
@@ -128,9 +137,15 @@ export class TwinInstance {
     // `Expect: 100-continue`: Node would answer 100 itself before the credentials are checked; handled
     // here, the client is told to send its body only once they are (see sendContinue).
     server.on('checkContinue', (req, res) => void instance.onRequest(req, res));
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      instance.onUpgrade(req, socket, head),
+    );
     if (opts.socketPath) {
       const socketServer = createServer((req, res) => void instance.onRequest(req, res));
       socketServer.on('checkContinue', (req, res) => void instance.onRequest(req, res));
+      socketServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+        instance.onUpgrade(req, socket, head),
+      );
       socketServer.keepAliveTimeout = 5_000;
       await rm(opts.socketPath, { force: true });
       await new Promise<void>((resolve, reject) => {
@@ -159,6 +174,7 @@ export class TwinInstance {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.saveTimer);
+    for (const socket of this.upgraded) socket.destroy();
     await Promise.all([closeServer(this.server), this.socketServer && closeServer(this.socketServer)]);
     await this.driver.webhooks.close();
     if (this.journal) {
@@ -343,6 +359,35 @@ export class TwinInstance {
     });
   }
 
+  /**
+   * An HTTP upgrade (a WebSocket) to this twin, from its port, its Unix socket or the pod's front door:
+   * the driver takes the socket, or it is refused with an HTTP answer. Admin routes take no upgrade.
+   */
+  onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // A peer that resets the connection before the answer is written must not crash the host.
+    socket.on('error', () => socket.destroy());
+    const path = req.url ?? '/';
+    const pathname = path.split('?')[0] ?? '/';
+    let refusal: Response | undefined;
+    try {
+      const url = requestUrl(this.baseUrl, path);
+      const admin = pathname === ADMIN_PREFIX || pathname.startsWith(`${ADMIN_PREFIX}/`);
+      if (this.closed || admin || !this.driver.upgrade) {
+        refusal = jsonAnswer(404, errorBody(404, `no WebSocket endpoint at ${pathname}`));
+      } else {
+        this.upgraded.add(socket);
+        socket.once('close', () => this.upgraded.delete(socket));
+        refusal = this.driver.upgrade(req, socket, head, url);
+      }
+    } catch (error) {
+      refusal =
+        error instanceof TwinInputError
+          ? jsonAnswer(error.status, errorBody(error.status, error.message))
+          : this.errorResponse(error, pathname);
+    }
+    if (refusal) void writeRefusal(socket, refusal);
+  }
+
   private get bodyLimitBytes(): number {
     return this.opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   }
@@ -478,6 +523,24 @@ function closeServer(server: Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+}
+
+function jsonAnswer(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  });
+}
+
+/** An upgrade refused: a plain HTTP/1.1 answer on the raw socket, which then closes. */
+async function writeRefusal(socket: Duplex, response: Response): Promise<void> {
+  const body = Buffer.from(await response.arrayBuffer());
+  const lines = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}`];
+  for (const [name, value] of response.headers) {
+    if (name !== 'content-length' && name !== 'connection') lines.push(`${name}: ${value}`);
+  }
+  lines.push(`content-length: ${body.length}`, 'connection: close', '', '');
+  if (!socket.destroyed) socket.end(Buffer.concat([Buffer.from(lines.join('\r\n')), body]));
 }
 
 /** Tells a client waiting on `Expect: 100-continue` to send its body; only after its credentials passed. */

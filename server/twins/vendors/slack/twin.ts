@@ -1,8 +1,11 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Joi from 'joi';
 import { TwinInputError, type Authorization, type Granted, type RequestHead } from '../../contract.ts';
 import type { Engine, EngineTokenUser } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
+import type { EngineTwinSaved } from '../../engine/engine-twin.ts';
 import { credentialFieldsSaved, engineTwinFactory } from '../../engine/factory.ts';
 import { json } from '../../runtime/http.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
@@ -13,6 +16,8 @@ import { TokenRevocations } from './revocation.ts';
 import { summarizeSlack } from './summary.ts';
 import { describeSlackChange } from './changes.ts';
 import { slackPresets } from './presets.ts';
+import { SocketModeHub } from './socket-mode.ts';
+import { SlackAppActions } from './app-actions.ts';
 
 interface SlackSeed {
   team?: { name?: string; domain?: string };
@@ -128,6 +133,31 @@ const CLIENT_CREDENTIAL_METHODS = new Set([
 
 const FORM = /^application\/x-www-form-urlencoded/i;
 
+/** The one method an app-level token (`xapp-...`) may call; bot and user tokens may not call it. */
+const CONNECTIONS_OPEN = '/api/apps.connections.open';
+
+/**
+ * Credentials beside the env vars' (persisted with them): the verification token Slack still puts in
+ * every payload (`token`), deprecated but read by older apps.
+ */
+const VERIFICATION_TOKEN = 'verification_token';
+
+/** An app-level token as Slack writes them: `xapp-1-<app id>-<13 digits>-<64 hex>`. */
+function newAppToken(): string {
+  const appId = `A0${randomBytes(8).toString('hex').toUpperCase().slice(0, 9)}`;
+  const digits = String(Date.now()).padStart(13, '0').slice(-13);
+  return `xapp-1-${appId}-${digits}-${randomBytes(32).toString('hex')}`;
+}
+
+/** The credentials a Slack twin has beyond the ones it started with (a state saved before they existed). */
+function withNewerCredentials(credentials: Record<string, string>): Record<string, string> {
+  return {
+    ...credentials,
+    SLACK_APP_TOKEN: credentials.SLACK_APP_TOKEN ?? newAppToken(),
+    [VERIFICATION_TOKEN]: credentials[VERIFICATION_TOKEN] ?? randomToken('', 18),
+  };
+}
+
 /**
  * Whether the consent form's post names a `redirect_uri` that is an absolute URL. The engine redirects to
  * it without checking, and a missing or relative one was a 500.
@@ -181,6 +211,9 @@ class SlackTwin extends EngineTwin {
   private readonly botName: string;
   /** The bot token's engine user, to give it back on reset after an auth.revoke. */
   private readonly botEntry: EngineTokenUser | undefined;
+  /** Socket Mode: apps.connections.open's URLs and the app's WebSocket connections. */
+  private readonly hub = new SocketModeHub(() => this.appId);
+  private readonly actions: SlackAppActions;
 
   constructor(
     engine: Engine,
@@ -194,6 +227,132 @@ class SlackTwin extends EngineTwin {
     this.botName = botNameOf(seed);
     this.shape = new SlackShape(engine);
     this.botEntry = engine.tokenMap.get(this.botToken);
+    this.actions = new SlackAppActions({
+      engine,
+      hub: this.hub,
+      signer: slackSigner,
+      signingSecret: this.signingSecret,
+      verificationToken: this.credentials[VERIFICATION_TOKEN]!,
+      appId: this.appId,
+      baseUrl,
+      target: () => this.webhooks.target,
+      botUserId: () => this.botUserId(),
+      call: (user, method, params) => this.call(user, method, params),
+    });
+    // While an app holds a Socket Mode connection, Slack sends its events there instead of to the
+    // request URL; without one, they go over HTTP as before.
+    const viaHttp = engine.webhooks.dispatch.bind(engine.webhooks);
+    engine.webhooks.dispatch = async (event, action, payload, owner, repo) => {
+      if (!this.hub.open || !this.sendsEvents()) return viaHttp(event, action, payload, owner, repo);
+      this.hub.send('events_api', this.eventBody(event, payload, owner), {
+        acceptsResponsePayload: false,
+        retries: true,
+      });
+    };
+  }
+
+  private get appToken(): string {
+    return this.credentials.SLACK_APP_TOKEN!;
+  }
+
+  /** The app's id, which its app-level token carries (`xapp-1-<app id>-...`). */
+  private get appId(): string {
+    return /^xapp-\d+-(A[A-Z0-9]+)-/.exec(this.appToken)?.[1] ?? 'A0TWINBOX';
+  }
+
+  private botUserId(): string | undefined {
+    const users = this.engine.store.collection('slack.users', ['user_id', 'email']);
+    return users.all().find((u) => u.name === this.botName)?.user_id as string | undefined;
+  }
+
+  /**
+   * An Events API envelope as Slack sends it (its published event wrapper: `token`, `api_app_id`,
+   * `authed_users`, `authorizations`), over HTTP and Socket Mode alike; a message event says its
+   * `channel_type`.
+   */
+  protected override eventBody(_event: string, payload: unknown, _owner: string): unknown {
+    if (!payload || typeof payload !== 'object') return payload;
+    const envelope = payload as Record<string, unknown>;
+    const event = envelope.event as Record<string, unknown> | undefined;
+    const bot = this.botUserId();
+    if (event?.type === 'message' && typeof event.channel === 'string' && !event.channel_type) {
+      const channels = this.engine.store.collection('slack.channels', ['channel_id', 'name']);
+      const channel = channels.findOneBy('channel_id', event.channel);
+      event.channel_type = channel?.is_im
+        ? 'im'
+        : channel?.is_mpim
+          ? 'mpim'
+          : channel?.is_private
+            ? 'group'
+            : 'channel';
+    }
+    return {
+      token: this.credentials[VERIFICATION_TOKEN],
+      team_id: envelope.team_id,
+      api_app_id: this.appId,
+      ...envelope,
+      authed_users: bot ? [bot] : [],
+      authorizations: [
+        {
+          enterprise_id: null,
+          team_id: envelope.team_id,
+          user_id: bot,
+          is_bot: true,
+          is_enterprise_install: false,
+        },
+      ],
+      is_ext_shared_channel: false,
+      event_context: `4-${Buffer.from(String(envelope.event_id ?? '')).toString('base64url')}`,
+    };
+  }
+
+  /**
+   * A Web API call as a user (by id) or the bot, from inside the twin (a person's message, an app's
+   * response shown in the channel): through the engine, answered as `handle` answers. A user's call
+   * runs on a token that exists for that call only.
+   */
+  private async call(
+    user: string | undefined,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    let token = this.botToken;
+    if (user !== undefined) {
+      token = randomToken('xoxp-twinbox-');
+      this.engine.tokenMap.set(token, { ...(this.botEntry ?? { id: 0 }), login: user, scopes: [] });
+    }
+    try {
+      const request = new Request(`${this.baseUrl}/api/${method}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(params),
+      });
+      return (await (await this.forward(request)).json()) as Record<string, unknown>;
+    } finally {
+      if (user !== undefined) this.engine.tokenMap.delete(token);
+    }
+  }
+
+  readonly adminRoutes = (method: string, subpath: string, body: unknown) =>
+    this.actions.routes(method, subpath, body) ?? Promise.resolve(undefined);
+
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Response | undefined {
+    return this.hub.upgrade(request, socket, head, url);
+  }
+
+  override async close(): Promise<void> {
+    this.hub.close();
+    await super.close();
+  }
+
+  /** `apps.connections.open`: the app-level token only (`not_allowed_token_type` for any other). */
+  private connectionsOpen(request: Request, token: string | undefined): Response {
+    if (!token) return slackError('not_authed');
+    if (isKnownSecret(token, [this.appToken])) {
+      return json(200, { ok: true, url: this.hub.connectionUrl(new URL(request.url).origin) });
+    }
+    if (this.knownToken(token)) return slackError('not_allowed_token_type');
+    return slackError(this.revocations.errorFor(token));
   }
 
   private get botToken(): string {
@@ -240,6 +399,11 @@ class SlackTwin extends EngineTwin {
       const known = hooks.map((h) => String(h.token));
       return isKnownSecret(pathname.split('/')[4] ?? '', known) ? true : slackText(403, 'invalid_token');
     }
+    if (pathname.startsWith('/commands/')) {
+      return head.method === 'POST' && this.actions.knowsResponseUrl(pathname)
+        ? 'public'
+        : slackText(404, 'expired_url');
+    }
     if (pathname.startsWith('/upload/v1/')) {
       const sessions = this.engine.store.collection('slack.file_upload_sessions', ['file_id']);
       const session = sessions.all().find((f) => f.file_id === pathname.split('/')[3]);
@@ -248,6 +412,11 @@ class SlackTwin extends EngineTwin {
     const header = head.headers.get('authorization');
     const presented = header ? presentedToken(header)?.token : (searchParams.get('token') ?? undefined);
     if (header !== null || presented !== undefined) {
+      const app = !!presented && isKnownSecret(presented, [this.appToken]);
+      if (pathname === CONNECTIONS_OPEN && (app || (presented && this.knownToken(presented)))) {
+        return true;
+      }
+      if (app) return slackError('not_allowed_token_type');
       return presented && this.knownToken(presented)
         ? true
         : slackError(this.revocations.errorFor(presented));
@@ -273,6 +442,16 @@ class SlackTwin extends EngineTwin {
     if (url.pathname.startsWith('/api/') && invalidLimit(body, contentType)) {
       return slackError('invalid_limit');
     }
+    if (url.pathname.startsWith('/commands/')) return this.actions.answerResponseUrl(request);
+    if (url.pathname === CONNECTIONS_OPEN) {
+      const fromForm = FORM.test(contentType) ? new URLSearchParams(body.toString('utf8')) : undefined;
+      const token =
+        presentedToken(request.headers.get('authorization'))?.token ??
+        url.searchParams.get('token') ??
+        fromForm?.get('token') ??
+        undefined;
+      return this.connectionsOpen(request, token);
+    }
     const consent = request.method === 'POST' && url.pathname === '/oauth/v2/authorize/callback';
     if (consent && !(await hasAbsoluteRedirect(request))) {
       return slackText(400, 'bad_redirect_uri');
@@ -288,6 +467,7 @@ class SlackTwin extends EngineTwin {
       if (token === undefined && formToken && !CLIENT_CREDENTIAL_METHODS.has(url.pathname)) {
         token = new URLSearchParams(body.toString('utf8')).get('token') ?? undefined;
         if (!token) return slackError('not_authed');
+        if (isKnownSecret(token, [this.appToken])) return slackError('not_allowed_token_type');
         if (!this.knownToken(token)) return slackError(this.revocations.errorFor(token));
       }
       if (token === undefined) return this.forward(request);
@@ -342,6 +522,8 @@ class SlackTwin extends EngineTwin {
       SLACK_SIGNING_SECRET: this.signingSecret,
       // @slack/web-api's `slackApiUrl` option: the API root including /api/.
       SLACK_API_URL: `${this.baseUrl}/api/`,
+      // The app-level token Socket Mode connects with (Bolt's `appToken`, as its template names it).
+      SLACK_APP_TOKEN: this.appToken,
     };
   }
 
@@ -356,6 +538,7 @@ class SlackTwin extends EngineTwin {
   /** Reset is a fresh install: a bot token revoked since works again, and is the only token left. */
   protected override afterReset(): void {
     const own = this.engine.tokenMap.get(this.botToken) ?? this.botEntry;
+    this.hub.clear();
     this.revocations.clear();
     this.engine.tokenMap.clear();
     if (own) this.engine.tokenMap.set(this.botToken, own);
@@ -444,22 +627,28 @@ class SlackTwin extends EngineTwin {
   }
 }
 
+const readOldSlack = credentialFieldsSaved({
+  SLACK_BOT_TOKEN: 'bot_token',
+  SLACK_SIGNING_SECRET: 'signing_secret',
+});
+
 export const slackTwin = engineTwinFactory({
   name: 'slack',
   description:
     'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine',
   hosts: ['slack.com', 'wss-primary.slack.com', 'wss-backup.slack.com'],
-  envVarNames: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL'],
+  envVarNames: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL', 'SLACK_APP_TOKEN'],
   // Bolt's default request URL path.
   webhook: { path: '/slack/events', secretVar: 'SLACK_SIGNING_SECRET' },
   summarize: summarizeSlack,
   validateSeed: validateSlackSeed,
   presets: slackPresets,
   describeChange: describeSlackChange,
-  newCredentials: () => ({
-    SLACK_BOT_TOKEN: randomToken('xoxb-'),
-    SLACK_SIGNING_SECRET: randomToken('', 16),
-  }),
+  newCredentials: () =>
+    withNewerCredentials({
+      SLACK_BOT_TOKEN: randomToken('xoxb-'),
+      SLACK_SIGNING_SECRET: randomToken('', 16),
+    }),
   engineSeed: (seed, credentials) => ({
     tokens: { [credentials.SLACK_BOT_TOKEN!]: { login: botNameOf(seed), scopes: [] } },
     slack: engineSeed(seed, botNameOf(seed)),
@@ -470,6 +659,10 @@ export const slackTwin = engineTwinFactory({
     twin.applyChannelContent(seed);
     if (seed.webhook) twin.configureTarget(seed.webhook);
   },
-  // Up to d4a1e50 the twin saved its credentials in fields of their own: read once, saved anew.
-  readSaved: credentialFieldsSaved({ SLACK_BOT_TOKEN: 'bot_token', SLACK_SIGNING_SECRET: 'signing_secret' }),
+  // Up to d4a1e50 the twin saved its credentials in fields of their own: read once, saved anew. A state
+  // saved before Socket Mode gets its app-level token now, kept from then on.
+  readSaved: (saved): EngineTwinSaved => {
+    const read = readOldSlack(saved);
+    return { ...read, credentials: withNewerCredentials(read.credentials) };
+  },
 });
