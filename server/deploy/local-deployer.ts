@@ -3,7 +3,7 @@ import { cp, lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { DeployFailure, type Deployer, type DeployResult } from '../sandboxes/deployer.ts';
-import { vendorOf, type BlockedEgress } from '../sandboxes/egress.ts';
+import { blockedCallHint, type BlockedEgress } from '../sandboxes/egress.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
 import { PodStartError } from '../pod/start-failure.ts';
 import { SandboxLogs, type LogSink } from './confinement/logs.ts';
@@ -353,11 +353,7 @@ export class LocalDeployer implements Deployer {
     });
     this.running.pods.set(sandboxId, pod);
     pod.onBlocked = (attempt) => {
-      const vendor = vendorOf(attempt.host);
-      log.note(
-        `blocked outbound call to ${attempt.host}:${attempt.port}` +
-          (vendor ? ` (this code tried to call the real ${vendor}; use the twin's variables instead)` : ''),
-      );
+      log.note(`blocked outbound call to ${attempt.host}:${attempt.port}${blockedCallHint(attempt.host)}`);
       this.opts.onBlockedEgress?.(sandboxId, [...pod.blocked.values()]);
     };
     return pod;

@@ -1,5 +1,6 @@
+import { DeployFailure } from '../sandboxes/deployer.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
-import { APP_PORT, INSTALL_PROXY_PORT } from '../pod/layout.ts';
+import { APP_PORT, APP_PORT_BESIDE_PUBLIC, INSTALL_PROXY_PORT, TRUST_ENV } from '../pod/layout.ts';
 import { TwinAdminClient } from '../twins/kit/admin-client.ts';
 import type { ExecSpec, Isolation } from './confinement/isolation.ts';
 import { PidFiles, runStep, spawnGroup, type Exit, type GroupProcess } from './confinement/processes.ts';
@@ -91,10 +92,36 @@ export class LocalRunner implements DeployRunner {
   }
 
   async appPort(ctx: DeployContext): Promise<number> {
-    // In its own namespace nothing else can hold the port (a fixed `port:` too); on the host's network
-    // the OS picks one, and a fixed port is the app's risk (docs/profiles.md).
-    if (ctx.profile?.port) return ctx.profile.port;
-    return this.running.pods.get(ctx.sandbox.id)?.netnsPath ? APP_PORT : freePort();
+    // In its own namespace nothing else can hold the port (a fixed `port:` too), but for the pod's front
+    // door on the public URLs' port; on the host's network the OS picks one, and a fixed port is the
+    // app's risk (docs/profiles.md).
+    const inNamespace = Boolean(this.running.pods.get(ctx.sandbox.id)?.netnsPath);
+    const publicPort = this.publicPort();
+    if (ctx.profile?.port) {
+      if (inNamespace && ctx.profile.port === publicPort)
+        throw new DeployFailure(
+          `Runtime profile: twinbox.yml: port ${publicPort} is where this Twinbox serves its public URLs, and inside the sandbox its twins answer there; choose another port for the app`,
+        );
+      return ctx.profile.port;
+    }
+    if (!inNamespace) return freePort();
+    return publicPort === APP_PORT ? APP_PORT_BESIDE_PUBLIC : APP_PORT;
+  }
+
+  /** The port of the public URLs (the router's), which a sandbox's pod answers on inside too. */
+  private publicPort(): number {
+    const url = new URL(this.opts.urls.twinUrl('x', 'x'));
+    return Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  }
+
+  /**
+   * The environment of the sandbox's commands: the app's, after the variables that make them trust the
+   * sandbox's CA (server/pod/layout.ts) when its pod guards a namespace of its own. The app's own `env`
+   * may override them (a team that ships its own CA file), at the cost of the vendors' host names.
+   */
+  private env(ctx: DeployContext): Record<string, string> {
+    const pod = this.running.pods.get(ctx.sandbox.id);
+    return pod?.netnsPath ? { ...TRUST_ENV, ...ctx.appEnv! } : ctx.appEnv!;
   }
 
   /** A command of the sandbox: in its cgroup, its network namespace (when it has one), its workspace. */
@@ -148,7 +175,7 @@ export class LocalRunner implements DeployRunner {
               chdir: cwd,
               writable,
             }),
-            { ...ctx.appEnv!, ...proxyEnv, HOME: cwd, ...env },
+            { ...this.env(ctx), ...proxyEnv, HOME: cwd, ...env },
             this.opts.isolation,
             ctx.log,
             this.stepOptions(ctx),
@@ -167,7 +194,7 @@ export class LocalRunner implements DeployRunner {
     return runStep(
       label,
       this.spec(ctx, command, { readOnly: ctx.readOnly }),
-      ctx.appEnv!,
+      this.env(ctx),
       this.opts.isolation,
       ctx.log,
       this.stepOptions(ctx),
@@ -178,7 +205,7 @@ export class LocalRunner implements DeployRunner {
     const id = ctx.sandbox.id;
     const app = spawnGroup(
       this.spec(ctx, ctx.profile!.start, { readOnly: ctx.readOnly }),
-      ctx.appEnv!,
+      this.env(ctx),
       this.opts.isolation,
       ctx.log,
     );

@@ -1,5 +1,5 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import dnsPacket from 'dns-packet';
 
 /** One refused attempt to leave the sandbox. */
@@ -16,6 +16,14 @@ export interface EgressAttempt {
  */
 export const GUARDED_PORTS = [80, 443, 25, 465, 587, 3306, 5432, 6379, 27017];
 
+/** The guarded ports where a sandbox may reach its own twins over HTTP(S) (the pod's front door). */
+export const WEB_PORTS: readonly number[] = [80, 443];
+
+/** Who takes the connections to the web ports (server/pod/front-door.ts); the guard records the rest. */
+export interface WebDoor {
+  accept(socket: Socket, port: number): void;
+}
+
 /** Sinkhole addresses handed out for names, one per name, so a connection tells which name it was for. */
 const SINKHOLE_BASE = (198 << 24) | (18 << 16); // 198.18.0.0/15, the benchmarking range: never real
 
@@ -30,10 +38,32 @@ export class EgressGuard {
   private readonly servers: Server[] = [];
   private dns: UdpSocket | undefined;
 
+  private readonly listening = new Set<number>();
+  /** Set once the sandbox's twins are known: until then the web ports are guarded like the others. */
+  door: WebDoor | undefined;
+
   constructor(private readonly report: (attempt: EgressAttempt) => void) {}
 
   async start(): Promise<void> {
     await Promise.all([this.startDns(), ...GUARDED_PORTS.map((port) => this.listen(port))]);
+  }
+
+  /**
+   * Also serves `port` through the door: the public URLs' port (`TWINBOX_PORT`, 3000 by default), so a
+   * twin's public URL works inside the sandbox too. Nothing else of the sandbox listens there: the app
+   * is given another port (server/deploy/local-runner.ts).
+   */
+  async openWebPort(port: number): Promise<void> {
+    if (this.listening.has(port)) return;
+    this.webPorts.add(port);
+    await this.listen(port);
+  }
+
+  private readonly webPorts = new Set<number>(WEB_PORTS);
+
+  /** The name a sinkhole address was handed out for, or the address itself. */
+  nameOf(address: string): string {
+    return this.names.get(address) ?? address;
   }
 
   private addressFor(name: string): string {
@@ -84,7 +114,12 @@ export class EgressGuard {
   }
 
   private listen(port: number): Promise<void> {
+    this.listening.add(port);
     const server = createServer((socket) => {
+      if (this.door && this.webPorts.has(port)) {
+        this.door.accept(socket, port);
+        return;
+      }
       const local = (socket.localAddress ?? '').replace(/^::ffff:/, '');
       this.report({ host: this.names.get(local) ?? local, port, at: new Date().toISOString() });
       socket.on('error', () => {});

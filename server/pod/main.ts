@@ -2,11 +2,13 @@
 // (and bubblewrap). It hosts that sandbox's twins, pipes the router's Unix sockets to the app, and runs the
 // outbound-call guard. It holds none of Twinbox's secrets, store or auth: only what its control API hands it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:net';
 import { TwinHost } from '../twins/runtime/host.ts';
-import { EgressGuard } from './egress-guard.ts';
-import { INSTALL_PROXY_PORT, podLayout } from './layout.ts';
+import { EgressGuard, GUARDED_PORTS } from './egress-guard.ts';
+import { FrontDoor } from './front-door.ts';
+import { INSTALL_PROXY_PORT, podLayout, TRUST_PATHS } from './layout.ts';
+import { SandboxCa } from './sandbox-ca.ts';
 import { startPipe } from './pipes.ts';
 import {
   checkPodRequest,
@@ -47,6 +49,8 @@ const twins = new TwinHost({
   socketDir: dir,
   logger: log,
   bodyLimitBytes,
+  // In its own namespace the front door answers the public URLs inside too: they are the twins' URLs.
+  publicBase: network === 'own',
 });
 let sandboxId: string | undefined;
 let appPort: number | undefined;
@@ -59,6 +63,30 @@ const report = (attempt: PodEvent) => {
   for (const res of listeners) res.write(line);
 };
 const guard = network === 'own' ? new EgressGuard(report) : undefined;
+// The sandbox's CA, made while the pod starts (a spare pod makes it before any deploy needs it).
+const ca = guard ? SandboxCa.create(dir.split('/').pop() ?? '') : undefined;
+const door = guard && ca ? new FrontDoor(twins, ca, report, (address) => guard.nameOf(address)) : undefined;
+
+/** The CA's certificate, and the system's bundle with it, where Twinbox shows them to the sandbox's commands. */
+async function writeTrust(sandboxCa: SandboxCa): Promise<void> {
+  const system = await readFile(TRUST_PATHS.system, 'utf8').catch(() => '');
+  const separator = system && !system.endsWith('\n') ? '\n' : '';
+  // Made anew at every pod start (a new CA each time): nothing to keep across a crash.
+  await writeFile(layout.caCertificate, sandboxCa.certificatePem, { mode: 0o644 });
+  await writeFile(layout.caBundle, `${system}${separator}${sandboxCa.certificatePem}`, { mode: 0o644 });
+}
+
+/** Once the twins run: the front door takes the web ports, and the public URLs' port too. */
+async function openDoor(): Promise<void> {
+  if (!guard || !door) return;
+  guard.door = door;
+  for (const url of twins.publicUrls()) {
+    const parsed = new URL(url);
+    const port = Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
+    if (GUARDED_PORTS.includes(port) || port === INSTALL_PROXY_PORT) continue;
+    await guard.openWebPort(port);
+  }
+}
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
@@ -88,11 +116,13 @@ const handlers: { [C in PodCall]: (body: PodRequest<C>) => Promise<PodAnswer<C>>
       seeds: body.seeds,
       publicUrls: body.public_urls,
     });
+    await openDoor();
     return { twins: entries };
   },
   async restoreTwins(body) {
     sandboxId = body.sandbox_id;
     await twins.restore([sandboxId]);
+    await openDoor();
     return { twins: twins.get(sandboxId) ?? {} };
   },
   async exposeApp(body) {
@@ -142,6 +172,7 @@ async function startStep(step: PodStartStep, run: () => Promise<unknown>): Promi
 
 await startStep('control_socket', () => rm(layout.control, { force: true }));
 if (guard) await startStep('dns_guard', () => guard.start());
+if (ca) await startStep('sandbox_ca', async () => writeTrust(await ca));
 if (network === 'own')
   await startStep('install_proxy_port', () =>
     startPipe({ port: INSTALL_PROXY_PORT, host: '127.0.0.1' }, () => ({ path: layout.egress })),

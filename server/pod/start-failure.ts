@@ -21,7 +21,13 @@ export const SOCKET_PATH_MAX = 107;
 export const SOCKET_NAME_ROOM = 32;
 
 /** `socket_path` is found by Twinbox before it starts the pod; the others are reported by the pod. */
-export const START_STEPS = ['socket_path', 'control_socket', 'dns_guard', 'install_proxy_port'] as const;
+export const START_STEPS = [
+  'socket_path',
+  'control_socket',
+  'dns_guard',
+  'sandbox_ca',
+  'install_proxy_port',
+] as const;
 export type PodStartStep = (typeof START_STEPS)[number];
 
 export interface PodStartReport {
@@ -73,6 +79,8 @@ export function startFailureReason(
         : `it could not listen on its control socket in ${dir}${code}`;
     case 'dns_guard':
       return `it could not start its DNS guard in the sandbox's network namespace${code}; check that \`ip netns\` works on this host`;
+    case 'sandbox_ca':
+      return `it could not make the sandbox's certificate authority or write its certificate in ${dir}${code}`;
     case 'install_proxy_port':
       return `it could not open the install proxy's port in the sandbox's network namespace${code}`;
     default:

@@ -130,7 +130,7 @@ export class SandboxEvents {
           kind: 'blocked_egress',
           summary:
             `Blocked an outbound call to ${key}` +
-            (vendor ? ` (the real ${vendor}: the app should use its twin's variables)` : ''),
+            (vendor ? ` (the real ${vendor}: this sandbox has no twin answering for it)` : ''),
           detail: { host: blocked.host, port: blocked.port, ...(vendor ? { vendor } : {}) },
         });
       }

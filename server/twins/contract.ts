@@ -109,6 +109,14 @@ export interface TwinSummary {
   }>;
 }
 
+/** Whether `hostname` (lower case, no port) is named by a `hosts` pattern, where `*` is one DNS label. */
+export function hostMatches(pattern: string, hostname: string): boolean {
+  if (!pattern.includes('*')) return pattern === hostname;
+  const want = pattern.split('.');
+  const have = hostname.split('.');
+  return want.length === have.length && want.every((label, i) => label === '*' || label === have[i]);
+}
+
 export interface TwinFactory {
   name: string;
   description: string;

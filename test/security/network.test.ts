@@ -19,11 +19,15 @@ const tryHttp = (url, headers = {}) => fetch(url, { headers, signal: AbortSignal
 async function probe() {
   const env = process.env;
   return {
-    twinbox_api: await tryConnect('127.0.0.1', Number(env.TWINBOX_PORT)),
-    twinbox_api_host_ip: await tryConnect(env.HOST_IP, Number(env.TWINBOX_PORT)),
+    // Inside, Twinbox's port is the pod's front door (the twins' public URLs): Twinbox's API is not there.
+    twinbox_api: await tryHttp('http://127.0.0.1:' + env.TWINBOX_PORT + '/twins'),
+    twinbox_api_host_ip: await tryHttp('http://' + env.HOST_IP + ':' + env.TWINBOX_PORT + '/twins'),
+    twinbox_api_by_name: await tryHttp('http://localhost:' + env.TWINBOX_PORT + '/twins'),
     other_twin: await tryHttp(env.OTHER_TWIN_URL + '/v1/customers', { authorization: 'Bearer ' + env.OTHER_TWIN_KEY }),
     other_app: await tryHttp(env.OTHER_APP_URL),
-    real_stripe: await tryHttp('https://api.stripe.com/v1/customers'),
+    // Its own twin answers for the vendor's host; a vendor without a twin here stays out of reach.
+    intercepted_stripe: await tryHttp('https://api.stripe.com/v1/customers', { authorization: 'Bearer ' + env.STRIPE_SECRET_KEY }),
+    real_resend: await tryHttp('https://api.resend.com/emails'),
     literal_ip: await tryHttp('http://93.184.216.34/'),
     registry_after_install: await new Promise((resolve) => {
       const req = http.request({ host: '127.0.0.1', port: 3128, method: 'CONNECT', path: 'registry.npmjs.org:443' });
@@ -81,11 +85,13 @@ t.test('an app in its own network namespace reaches its own twins and nothing el
   const results = JSON.parse(await viaSocket(pod.appSocket()));
   t.comment(JSON.stringify(results));
   t.equal(results.own_twin, 200, 'its own Stripe twin answers at the URL its env_vars name');
-  t.not(results.twinbox_api, 'connected', "Twinbox's API port is out of reach");
-  t.not(results.twinbox_api_host_ip, 'connected', "Twinbox's API port is out of reach on the host's address");
+  t.type(results.twinbox_api, 'string', "Twinbox's API is out of reach (no HTTP status came back)");
+  t.type(results.twinbox_api_host_ip, 'string', "Twinbox's API is out of reach on the host's address");
+  t.type(results.twinbox_api_by_name, 'string', "Twinbox's API is out of reach by its name");
   t.not(results.other_twin, 200, "another sandbox's twin is out of reach, even with its key");
   t.not(results.other_app, 200, "another sandbox's app is out of reach");
-  t.type(results.real_stripe, 'string', 'the real Stripe is out of reach (no HTTP status came back)');
+  t.equal(results.intercepted_stripe, 200, 'api.stripe.com reaches its own Stripe twin');
+  t.type(results.real_resend, 'string', 'the real Resend is out of reach (no HTTP status came back)');
   t.type(results.literal_ip, 'string', 'an address on the internet is out of reach');
 
   t.equal(results.registry_after_install, 403, 'the install proxy lets nothing out once install is over');
@@ -100,10 +106,14 @@ t.test('an app in its own network namespace reaches its own twins and nothing el
 
   // The outbound-call guard names the attempt on the sandbox and in its log.
   const after = (await call(tb, { url: `/sandboxes/${attacker.sandbox_id}`, token: user.key })).body;
-  const stripe = after.blocked_egress.find((b: { host: string }) => b.host === 'api.stripe.com');
-  t.ok(stripe, 'blocked_egress names api.stripe.com');
-  t.equal(stripe?.port, 443);
-  t.ok(stripe?.count >= 1);
+  const resend = after.blocked_egress.find((b: { host: string }) => b.host === 'api.resend.com');
+  t.ok(resend, 'blocked_egress names api.resend.com');
+  t.equal(resend?.port, 443);
+  t.ok(resend?.count >= 1);
+  t.notOk(
+    after.blocked_egress.find((b: { host: string }) => b.host === 'api.stripe.com'),
+    'a call its own twin answered is not a blocked one',
+  );
   t.ok(
     after.blocked_egress.find(
       (b: { host: string; port: number }) => b.host === '93.184.216.34' && b.port === 80,
@@ -116,7 +126,10 @@ t.test('an app in its own network namespace reaches its own twins and nothing el
     'the refused proxy request is recorded too',
   );
   const logs = (await call(tb, { url: `/sandboxes/${attacker.sandbox_id}/logs`, token: user.key })).body;
-  t.match(logs, /blocked outbound call to api\.stripe\.com:443 \(this code tried to call the real Stripe/);
+  t.match(
+    logs,
+    'blocked outbound call to api.resend.com:443 (this code tried to call the real resend, and this sandbox has no resend twin',
+  );
 });
 
 // During install the registry proxy is open, but only to the hosts of TWINBOX_INSTALL_EGRESS.

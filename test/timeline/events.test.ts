@@ -40,7 +40,7 @@ t.test(
         ['deploy_step', 'Deploy step "install" failed in 80 ms: Install failed: npm exited with code 1'],
         [
           'blocked_egress',
-          "Blocked an outbound call to api.stripe.com:443 (the real Stripe: the app should use its twin's variables)",
+          'Blocked an outbound call to api.stripe.com:443 (the real Stripe: this sandbox has no twin answering for it)',
         ],
         ['blocked_egress', 'Blocked an outbound call to 10.0.0.1:22'],
         ['crash', 'App crashed: the app exited with code 7'],

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { request, type Server } from 'node:http';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { EgressAttempt } from '../../pod/egress-guard.ts';
-import { podLayout } from '../../pod/layout.ts';
+import { podLayout, TRUST_PATHS } from '../../pod/layout.ts';
 import {
   POD_EVENTS_PATH,
   type PodAnswer,
@@ -49,6 +49,33 @@ function podReadOnly(): string[] {
     // no node_modules in the checkout: the pod fails on start and says so
   }
   return paths;
+}
+
+/**
+ * CA bundles that SDKs installed on this machine ship and read instead of the system's (stripe-python
+ * verifies against its own `stripe/data/ca-certificates.crt`, whatever SSL_CERT_FILE says): in a sandbox's
+ * view each is the sandbox's bundle, so those SDKs trust its CA too. Looked up once; only under /usr,
+ * which is what a sandbox sees of the system. An SDK the app installs in its own workspace keeps its own.
+ */
+let pinnedBundles: string[] | undefined;
+function sdkPinnedBundles(): string[] {
+  if (pinnedBundles) return pinnedBundles;
+  const found: string[] = [];
+  for (const lib of ['/usr/lib', '/usr/local/lib']) {
+    let pythons: string[] = [];
+    try {
+      pythons = readdirSync(lib).filter((name) => /^python3(\.\d+)?$/.test(name));
+    } catch {
+      continue;
+    }
+    for (const python of pythons)
+      for (const packages of ['dist-packages', 'site-packages']) {
+        const bundle = join(lib, python, packages, 'stripe', 'data', 'ca-certificates.crt');
+        if (existsSync(bundle)) found.push(bundle);
+      }
+  }
+  pinnedBundles = found;
+  return found;
 }
 
 export interface PodManagerOptions {
@@ -106,7 +133,18 @@ export class Pod {
   /** /etc files of the sandbox's commands: names resolve through the pod's guard (egress-guard.ts). */
   etcFiles(): Record<string, string> | undefined {
     if (!this.netnsPath) return undefined;
-    return { '/etc/resolv.conf': join(this.dir, 'resolv.conf'), '/etc/hosts': join(this.dir, 'hosts') };
+    const files: Record<string, string> = {
+      '/etc/resolv.conf': join(this.dir, 'resolv.conf'),
+      '/etc/hosts': join(this.dir, 'hosts'),
+    };
+    // The sandbox CA the pod made, where every program of the sandbox looks (layout.ts, TRUST_PATHS).
+    if (existsSync(this.layout.caBundle)) {
+      files[TRUST_PATHS.certificate] = this.layout.caCertificate;
+      files[TRUST_PATHS.bundle] = this.layout.caBundle;
+      if (existsSync(TRUST_PATHS.system)) files[TRUST_PATHS.system] = this.layout.caBundle;
+      for (const pinned of sdkPinnedBundles()) files[pinned] = this.layout.caBundle;
+    }
+    return files;
   }
 
   call<C extends PodCall>(call: C, body: PodRequest<C>): Promise<PodAnswer<C>> {

@@ -34,6 +34,11 @@ export interface TwinHostOptions {
   socketDir?: string;
   /** false: changes are snapshotted after the answer, not journalled before it (bench/twins only). */
   durableWrites?: boolean;
+  /**
+   * Each twin's own URL is its public URL (`publicUrls`), not its loopback address: in a sandbox pod
+   * whose front door answers the public URLs inside the sandbox too (server/pod/front-door.ts).
+   */
+  publicBase?: boolean;
 }
 
 export interface StartTwinsOptions {
@@ -102,6 +107,7 @@ export class TwinHost {
                 socketPath: this.socketPath(name),
                 bodyLimitBytes: this.opts.bodyLimitBytes,
                 publicUrl: opts.publicUrls?.[name],
+                publicBase: this.opts.publicBase,
                 durableWrites: this.opts.durableWrites,
               });
               started.push(instance);
@@ -180,6 +186,7 @@ export class TwinHost {
                 socketPath: this.socketPath(record.twin),
                 bodyLimitBytes: this.opts.bodyLimitBytes,
                 publicUrl: record.public_url,
+                publicBase: this.opts.publicBase,
                 durableWrites: this.opts.durableWrites,
               });
               running.set(record.twin, instance);
@@ -194,6 +201,35 @@ export class TwinHost {
         }),
       ),
     );
+  }
+
+  /**
+   * The running instance a request for `hostname` belongs to: a twin whose vendor hosts (TwinFactory.hosts)
+   * or public URL name it. Only this host's instances are looked at; a pod hosts one sandbox, so another
+   * sandbox's twins are never found here.
+   */
+  byHost(hostname: string): TwinInstance | undefined {
+    const name = hostname.toLowerCase().replace(/\.$/, '');
+    for (const running of this.sandboxes.values()) {
+      for (const instance of running.values()) if (instance.answersFor(name)) return instance;
+    }
+    return undefined;
+  }
+
+  /** The public URLs of the running instances (the ports a pod's front door must answer on). */
+  publicUrls(): string[] {
+    const urls: string[] = [];
+    for (const running of this.sandboxes.values())
+      for (const instance of running.values()) if (instance.publicUrl) urls.push(instance.publicUrl);
+    return urls;
+  }
+
+  /** Every host name (or `*` pattern) the running instances answer for: the names its certificate covers. */
+  hostNames(): string[] {
+    const names = new Set<string>();
+    for (const running of this.sandboxes.values())
+      for (const instance of running.values()) for (const host of instance.hostNames()) names.add(host);
+    return [...names];
   }
 
   /** Stops every instance (server shutdown); state stays on disk for restore(). */

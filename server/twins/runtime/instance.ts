@@ -9,7 +9,13 @@ import { rm } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_PREFIX, routeAdmin } from './admin.ts';
-import { changesStateByMethod, TwinInputError, type TwinDriver, type TwinFactory } from '../contract.ts';
+import {
+  changesStateByMethod,
+  hostMatches,
+  TwinInputError,
+  type TwinDriver,
+  type TwinFactory,
+} from '../contract.ts';
 import { FaultInjector } from './faults.ts';
 import {
   BodyTooLargeError,
@@ -34,6 +40,7 @@ import { redactBody, redactPath } from './redact.ts';
 import { correlationOf, LazyBody, RequestLog } from './request-log.ts';
 import { assertSafeFormKey, parseJsonSafe, screenRequest } from './safe-json.ts';
 import { randomToken, tokenMatchesHash } from './secrets.ts';
+import { OriginRewriter, requestOrigin } from './origin.ts';
 
 export interface TwinEntry {
   base_url: string;
@@ -66,6 +73,11 @@ export interface InstanceOptions {
   /** Where browsers reach this instance (the router's URL for it); default: its own base URL. */
   publicUrl?: string;
   /**
+   * The twin's own URL (what its env vars hand out and its answers are written with) is `publicUrl`, not
+   * its loopback address: in a sandbox whose pod answers the public URL inside too (pod front door).
+   */
+  publicBase?: boolean;
+  /**
    * true (the default): a change is in the fsynced journal before its request is answered. false: the
    * state is only snapshotted 20 ms after a change (what twins did before), kept for the benchmark's
    * comparison (bench/twins) and nothing else.
@@ -94,7 +106,11 @@ export class TwinInstance {
   private compacting: Promise<void> | undefined;
   private closed = false;
   private port = 0;
+  /** Where the instance listens: `http://<host>:<port>`. */
   private baseUrl = '';
+  /** The twin's own URL, rewritten in each answer to where its request came to (origin.ts). */
+  private ownUrl = '';
+  private rewriter!: OriginRewriter;
 
   /** The Unix-socket twin of `server`, when `socketPath` was given. */
   private socketServer: Server | undefined;
@@ -113,9 +129,11 @@ export class TwinInstance {
     const instance = new TwinInstance(opts, server);
     instance.port = await listen(server, opts.bindHost, opts.port);
     instance.baseUrl = `http://${formatHost(opts.publicHost)}:${instance.port}`;
+    instance.ownUrl = opts.publicBase && opts.publicUrl ? opts.publicUrl : instance.baseUrl;
+    instance.rewriter = new OriginRewriter(instance.ownUrl);
     try {
       instance.driver = await opts.factory.create({
-        baseUrl: instance.baseUrl,
+        baseUrl: instance.ownUrl,
         publicUrl: opts.publicUrl ?? instance.baseUrl,
         seed: opts.seed,
         saved: opts.saved,
@@ -159,6 +177,23 @@ export class TwinInstance {
 
   get name(): string {
     return this.opts.factory.name;
+  }
+
+  /** Where browsers reach this instance (the router's URL for it), when it was given one. */
+  get publicUrl(): string | undefined {
+    return this.opts.publicUrl;
+  }
+
+  /** The vendor's host names (patterns) and the public URL's host name this instance answers for. */
+  hostNames(): string[] {
+    const names = [...this.opts.factory.hosts];
+    if (this.opts.publicUrl) names.push(new URL(this.opts.publicUrl).hostname);
+    return names;
+  }
+
+  /** Whether a request for `hostname` (lower case, no port) is this twin's. */
+  answersFor(hostname: string): boolean {
+    return this.hostNames().some((pattern) => hostMatches(pattern, hostname));
   }
 
   entry(): TwinEntry {
@@ -275,6 +310,11 @@ export class TwinInstance {
     return this.saving;
   }
 
+  /** Serves a request that reached this twin elsewhere (the pod's front door: the vendor's host, the public URL). */
+  serve(req: IncomingMessage, res: ServerResponse): void {
+    void this.onRequest(req, res);
+  }
+
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     const path = req.url ?? '/';
@@ -291,8 +331,9 @@ export class TwinInstance {
     let read = false;
     /** Whether the request may change state, so that its change must be on disk before the answer. */
     let changes = false;
+    const origin = requestOrigin(req, this.ownUrl);
     try {
-      const url = requestUrl(this.baseUrl, path);
+      const url = requestUrl(origin, path);
       const headers = headersOf(req);
       const verdict = await this.driver.authorize({ method, url, headers });
       if (verdict instanceof Response) response = verdict;
@@ -339,6 +380,8 @@ export class TwinInstance {
     }
     if (res.headersSent || res.destroyed) return;
     const outHeaders = new Headers(response.headers);
+    this.rewriter.headers(outHeaders, origin);
+    out = this.rewriter.body(out, outHeaders.get('content-type') ?? '', origin);
     if (!read) await refuseUnread(req, res, outHeaders);
     if (res.destroyed) return;
     writeResponse(res, response.status, outHeaders, out);
@@ -370,7 +413,7 @@ export class TwinInstance {
     const pathname = path.split('?')[0] ?? '/';
     let refusal: Response | undefined;
     try {
-      const url = requestUrl(this.baseUrl, path);
+      const url = requestUrl(requestOrigin(req, this.ownUrl), path);
       const admin = pathname === ADMIN_PREFIX || pathname.startsWith(`${ADMIN_PREFIX}/`);
       if (this.closed || admin || !this.driver.upgrade) {
         refusal = jsonAnswer(404, errorBody(404, `no WebSocket endpoint at ${pathname}`));
