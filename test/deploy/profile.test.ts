@@ -166,6 +166,22 @@ t.test('no root: an app below the root is found and deployed as if root: named i
     staticSite: true,
   });
 
+  // A monorepo's root package.json, with no way to start, is not an app: the one app below it is.
+  const monorepo = { 'package.json': '{"private":true,"workspaces":["apps/*","packages/*"]}' };
+  t.match(
+    await readProfile(
+      await repo(t, {
+        ...monorepo,
+        'apps/web/package.json': start('next start'),
+        'packages/ui/package.json': '{}',
+      }),
+    ),
+    { root: 'apps/web', start: 'next start' },
+  );
+  await t.rejects(readProfile(await repo(t, monorepo)), {
+    message: /No way to start the app: package.json has no "start" script/,
+  });
+
   // Documents only: the README page, and the log says it is not an app.
   const docs = await readProfile(await repo(t, { 'README.md': 'x', 'packages/lib/package.json': '{}' }));
   t.match(docs, { root: '', source: 'static', staticSite: true });

@@ -298,11 +298,15 @@ function shellQuote(text: string): string {
   return /^[A-Za-z0-9_./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Does the folder hold something detection runs: package.json, index.html or a Procfile's `web:`? */
+/**
+ * Does the folder hold an app detection can start: package.json with a way to start, index.html, or a
+ * Procfile's `web:`? A README alone is not one, nor a package.json with no way to start (a monorepo's
+ * root: its apps are below it).
+ */
 async function runsHere(dir: string): Promise<boolean> {
-  if (existsSync(join(dir, 'package.json')) || existsSync(join(dir, 'index.html'))) return true;
-  const procfile = await readText(join(dir, 'Procfile'));
-  return procfile?.split(/\r?\n/).some((line) => /^web\s*:/.test(line)) ?? false;
+  const here = await detect(dir);
+  if (!here?.start) return false;
+  return here.kind !== 'static' || existsSync(join(dir, 'index.html'));
 }
 
 /**
