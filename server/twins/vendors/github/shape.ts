@@ -4,11 +4,20 @@
  * this layer adjusts what goes in (an empty body where GitHub takes none) and what comes out (fields the
  * engine leaves out or types differently), per operation.
  */
-import type { Engine } from '../../engine/emulate.ts';
+import type { Engine, EngineRecord } from '../../engine/emulate.ts';
+import {
+  callerOf,
+  collections,
+  DOCS,
+  orgMembers,
+  permissionsOf,
+  repoNamed,
+  roleOn,
+  userOf,
+} from './access.ts';
+import { validationItems } from './validation.ts';
 
 type Json = Record<string, unknown>;
-
-const DOCS = 'https://docs.github.com/rest';
 
 /** A user as GitHub's `simple-user` lists it, from what the engine keeps of an account. */
 export function simpleUser(
@@ -58,15 +67,146 @@ function encodeBrackets(node: unknown, baseUrl: string): unknown {
   return node;
 }
 
-/** The repository GitHub's full-repository documents: counts the engine does not keep, a push time. */
-function fixRepository(repo: unknown): void {
+/** An `owner` that is an organization, in the engine's brief form, as GitHub's simple-user (nested anywhere). */
+function fixOrganizationOwners(node: unknown, baseUrl: string): void {
+  if (Array.isArray(node)) {
+    for (const n of node) fixOrganizationOwners(n, baseUrl);
+    return;
+  }
+  if (!isObject(node)) return;
+  for (const [key, value] of Object.entries(node)) {
+    if (
+      key === 'owner' &&
+      isObject(value) &&
+      value.type === 'Organization' &&
+      typeof value.login === 'string' &&
+      !('followers_url' in value)
+    ) {
+      node.owner = simpleUser(baseUrl, {
+        login: value.login,
+        id: value.id as number,
+        node_id: value.node_id as string,
+        type: 'Organization',
+      });
+    } else if (value && typeof value === 'object') fixOrganizationOwners(value, baseUrl);
+  }
+}
+
+/**
+ * The repository GitHub's full-repository documents: counts the engine does not keep, a push time, the
+ * owning organization, the merge settings GitHub shows beside the engine's (at their defaults: the engine
+ * keeps none of them), and `permissions` as the caller holds them (the engine says admin to everyone).
+ */
+function fixRepository(repo: unknown, engine: Engine, request: Request, baseUrl: string): void {
   if (!isObject(repo)) return;
+  // The engine gives an organization owner its own brief form; GitHub's `owner` is a simple-user.
+  if (isObject(repo.owner) && repo.owner.type === 'Organization' && typeof repo.owner.login === 'string') {
+    repo.owner = simpleUser(baseUrl, {
+      login: repo.owner.login,
+      id: repo.owner.id as number,
+      node_id: repo.owner.node_id as string,
+      type: 'Organization',
+    });
+  }
   // Without forks the network is the repository alone; the owner watches what they create.
   repo.network_count ??= typeof repo.forks_count === 'number' ? repo.forks_count : 0;
   repo.subscribers_count ??= 1;
   // Every repository of the twin starts with a README commit, pushed when it was created.
   if (repo.pushed_at === null) repo.pushed_at = repo.created_at;
+  if (isObject(repo.owner) && repo.owner.type === 'Organization') repo.organization ??= { ...repo.owner };
+  // No temporary clone token is issued: the twin serves no git protocol to clone with one.
+  repo.temp_clone_token ??= null;
+  repo.web_commit_signoff_required ??= false;
+  repo.allow_update_branch ??= false;
+  repo.use_squash_pr_title_as_default ??= false;
+  repo.squash_merge_commit_title ??= 'COMMIT_OR_PR_TITLE';
+  repo.squash_merge_commit_message ??= 'COMMIT_MESSAGES';
+  repo.merge_commit_title ??= 'MERGE_MESSAGE';
+  repo.merge_commit_message ??= 'PR_TITLE';
+  const caller = callerOf(engine, request);
+  const user = userOf(engine, caller);
+  const record = typeof repo.id === 'number' ? collections(engine).repos.get(repo.id) : undefined;
+  if (!record) return;
+  if (user)
+    repo.permissions = permissionsOf(
+      roleOn(engine, record, user.id) ?? (record.private ? undefined : 'read'),
+    );
+  else if (!caller) delete repo.permissions;
 }
+
+/** Owner-only keys of an organization (GitHub shows them to its owners; the engine to anyone). */
+const ORG_OWNER_KEYS = ['billing_email', 'default_repository_permission', 'members_can_create_repositories'];
+
+/**
+ * An organization as GitHub answers it: to its owners with the settings and counts only they see (`plan`,
+ * `total_private_repos`, `members_can_create_*`...), to anyone else without them.
+ */
+function fixOrganization(org: unknown, engine: Engine, request: Request): void {
+  if (!isObject(org) || typeof org.id !== 'number') return;
+  org.archived_at ??= null;
+  // Profile fields never set: GitHub's description types them as strings (a blog as a URI), so unset
+  // ones are left out rather than sent as null or "".
+  for (const key of ['name', 'company', 'blog', 'location', 'email']) {
+    if (org[key] === null || org[key] === '') delete org[key];
+  }
+  const record = collections(engine).orgs.get(org.id);
+  const user = userOf(engine, callerOf(engine, request));
+  const members = orgMembers(engine, org.id);
+  if (!record || !user || members.get(user.id) !== 'admin') {
+    for (const key of ORG_OWNER_KEYS) delete org[key];
+    return;
+  }
+  const repos = collections(engine)
+    .repos.findBy('owner_id', org.id)
+    .filter((r) => r.owner_type === 'Organization');
+  const privateRepos = repos.filter((r) => r.private).length;
+  const outside = new Set<number>();
+  for (const repo of repos) {
+    for (const c of collections(engine).collaborators.findBy('repo_id', repo.id)) {
+      if (!members.has(c.user_id as number)) outside.add(c.user_id as number);
+    }
+  }
+  const canCreate = org.members_can_create_repositories !== false;
+  Object.assign(org, {
+    total_private_repos: privateRepos,
+    owned_private_repos: privateRepos,
+    private_gists: 0,
+    disk_usage: repos.reduce((sum, r) => sum + (typeof r.size === 'number' ? r.size : 0), 0),
+    collaborators: outside.size,
+    billing_email: org.billing_email ?? null,
+    default_repository_permission: org.default_repository_permission ?? 'read',
+    members_can_create_repositories: canCreate,
+    two_factor_requirement_enabled: false,
+    members_allowed_repository_creation_type: canCreate ? 'all' : 'none',
+    members_can_create_public_repositories: canCreate,
+    members_can_create_private_repositories: canCreate,
+    members_can_create_internal_repositories: false,
+    members_can_create_pages: true,
+    members_can_create_public_pages: true,
+    members_can_create_private_pages: true,
+    members_can_fork_private_repositories: false,
+    web_commit_signoff_required: false,
+    // The free plan: unlimited private repositories, a seat per member.
+    plan: {
+      name: 'free',
+      space: 976562499,
+      private_repos: 10000,
+      filled_seats: members.size,
+      seats: members.size,
+    },
+  });
+}
+
+/** The flags of branch protection the engine does not keep, each `{enabled}` as GitHub answers them. */
+const PROTECTION_FLAGS = [
+  'required_linear_history',
+  'allow_force_pushes',
+  'allow_deletions',
+  'block_creations',
+  'required_conversation_resolution',
+  'lock_branch',
+  'allow_fork_syncing',
+] as const;
 
 function fixCheckRun(run: unknown): void {
   if (!isObject(run) || typeof run.url !== 'string') return;
@@ -118,6 +258,8 @@ interface Route {
 
 export class GitHubShape {
   private readonly routes: Route[];
+  /** Bodies of requests in flight, by request (prepare to finish). */
+  private readonly sent = new WeakMap<Request, string>();
   /** A URL of the twin with `[` or `]` in it (a bot's login), as it appears in JSON text. */
   private readonly bracketedUrl: RegExp;
 
@@ -138,10 +280,22 @@ export class GitHubShape {
       return body;
     };
     this.routes = [
-      R('GET', '/repos/{o}/{r}', (b) => (fixRepository(b), b)),
-      R('PATCH', '/repos/{o}/{r}', (b) => (fixRepository(b), b)),
-      R('POST', '/user/repos', (b) => (fixRepository(b), b)),
-      R('POST', '/orgs/{org}/repos', (b) => (fixRepository(b), b)),
+      // Before the branch route, which would take `{branch}/protection` for a branch name.
+      R('GET', '/repos/{o}/{r}/branches/{branch+}/protection', (b, m) => this.protection(b, m)),
+      R('PUT', '/repos/{o}/{r}/branches/{branch+}/protection', (b, m, req) => this.protection(b, m, req)),
+      R('GET', '/repos/{o}/{r}', (b, _m, req) => (fixRepository(b, engine, req, baseUrl), b)),
+      R('PATCH', '/repos/{o}/{r}', (b, _m, req) => (fixRepository(b, engine, req, baseUrl), b)),
+      R('POST', '/user/repos', (b, _m, req) => (fixRepository(b, engine, req, baseUrl), b)),
+      R('POST', '/orgs/{org}/repos', (b, _m, req) => (fixRepository(b, engine, req, baseUrl), b)),
+      R('GET', '/orgs/{org}', (b, _m, req) => (fixOrganization(b, engine, req), b)),
+      R('POST', '/orgs/{org}/teams', (b, m, req) => this.team(b, m, req)),
+      R('GET', '/orgs/{org}/teams/{slug}', (b, m, req) => this.team(b, m, req)),
+      R('PATCH', '/orgs/{org}/teams/{slug}', (b, m, req) => this.team(b, m, req)),
+      R('GET', '/repos/{o}/{r}/releases/{id}/assets', (b) => this.assets(b)),
+      R('GET', '/repos/{o}/{r}/releases/assets/{id}', (b) => this.assets(b)),
+      R('PATCH', '/repos/{o}/{r}/releases/assets/{id}', (b) => this.assets(b)),
+      R('GET', '/repos/{o}/{r}/collaborators/{u}/permission', (b, m) => this.collaboratorPermission(b, m)),
+      R('PATCH', '/orgs/{org}', (b, _m, req) => (fixOrganization(b, engine, req), b)),
       R('GET', '/repos/{o}/{r}/branches/{branch+}', (b, m, req) => this.branch(b, m, req)),
       R('POST', '/repos/{o}/{r}/check-runs', (b) => (fixCheckRun(b), b)),
       R('GET', '/repos/{o}/{r}/check-runs/{id}', (b) => (fixCheckRun(b), b)),
@@ -202,10 +356,26 @@ export class GitHubShape {
     // The OAuth web flow's forms are not the API.
     if (/^\/(login|settings)\//.test(new URL(request.url).pathname)) return request;
     const body = await request.clone().arrayBuffer();
-    if (body.byteLength > 0) return request;
+    if (body.byteLength > 0) {
+      // Kept for finish(): a 422's `errors` and branch protection's flags read what was sent.
+      if (body.byteLength <= 1 << 20) this.sent.set(request, Buffer.from(body).toString('utf8'));
+      return request;
+    }
     const headers = new Headers(request.headers);
     headers.set('content-type', 'application/json');
     return new Request(request, { headers, body: '{}' });
+  }
+
+  /** The JSON object a request sent (see prepare), or undefined. */
+  private sentBody(request: Request): Json | undefined {
+    const text = this.sent.get(request);
+    if (text === undefined) return undefined;
+    try {
+      const body = JSON.parse(text) as unknown;
+      return isObject(body) ? body : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The response GitHub would give for `request`, from the engine's. */
@@ -214,13 +384,15 @@ export class GitHubShape {
     const path = new URL(request.url).pathname;
     const route = this.routes.find((r) => r.method === request.method && r.pattern.test(path));
     // Reading the body costs more than all the rest: only when there may be something to change. Bot
-    // logins (brackets) exist only once a GitHub App is seeded.
-    if (!route && response.status < 400 && !this.hasApps()) return response;
+    // logins (brackets) exist only once a GitHub App is seeded, organization owners once there is one.
+    if (!route && response.status < 400 && !this.hasApps() && !this.hasOrgs()) return response;
     const text = await response.text();
     const headers = new Headers(response.headers);
     headers.delete('content-length');
-    // Most answers need nothing: no fix for the operation, no error, no bracketed login in a URL.
-    if (!route && response.status < 400 && !this.bracketedUrl.test(text)) {
+    const orgOwner = text.includes('"type":"Organization"');
+    // Most answers need nothing: no fix for the operation, no error, no bracketed login in a URL, no
+    // organization as an owner.
+    if (!route && response.status < 400 && !this.bracketedUrl.test(text) && !orgOwner) {
       return new Response(text, { status: response.status, headers });
     }
     let body: unknown;
@@ -232,6 +404,11 @@ export class GitHubShape {
     let status = response.status;
     if (route && status < 300) body = await route.fix(body, route.pattern.exec(path)!, request);
     if (route?.status) status = route.status(status, body);
+    // GitHub's 422s say what failed, in `errors`.
+    if (status === 422 && isObject(body) && typeof body.message === 'string' && !Array.isArray(body.errors)) {
+      body.errors = validationItems(this.engine, request.method, path, body.message, this.sentBody(request));
+      if (body.message === 'Validation failed') body.message = 'Validation Failed';
+    }
     // GitHub's errors: its own documentation link and the status as a string.
     if (status >= 400 && isObject(body) && typeof body.message === 'string') {
       if (
@@ -242,8 +419,13 @@ export class GitHubShape {
       }
       body.status ??= String(status);
     }
+    if (orgOwner) fixOrganizationOwners(body, this.baseUrl);
     body = encodeBrackets(body, this.baseUrl);
     return new Response(JSON.stringify(body), { status, headers });
+  }
+
+  private hasOrgs(): boolean {
+    return this.engine.store.collection('github.orgs', ['login']).all().length > 0;
   }
 
   private hasApps(): boolean {
@@ -278,6 +460,82 @@ export class GitHubShape {
       enabled: false,
       required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] },
     };
+    return body;
+  }
+
+  /** Release assets with the digest kept at upload (compat.ts), null for those uploaded before it. */
+  private assets(body: unknown): unknown {
+    const records = this.engine.store.collection('github.release_assets', ['release_id', 'repo_id']);
+    for (const asset of Array.isArray(body) ? body : [body]) {
+      if (isObject(asset) && typeof asset.id === 'number')
+        asset.digest ??= records.get(asset.id)?.digest ?? null;
+    }
+    return body;
+  }
+
+  /** A team as GitHub's team-full: its kind, times, counts and organization (the engine's brief form lacks them). */
+  private async team(body: unknown, m: RegExpExecArray, request: Request): Promise<unknown> {
+    if (!isObject(body) || typeof body.id !== 'number') return body;
+    const { teams, teamMembers, teamRepos } = collections(this.engine);
+    const record = teams.get(body.id);
+    if (!record) return body;
+    const org = await this.engine.app.fetch(
+      new Request(`${this.baseUrl}/orgs/${m[1]}`, { headers: request.headers }),
+    );
+    if (org.status !== 200) return body;
+    const organization = (await org.json()) as Json;
+    fixOrganization(organization, this.engine, request);
+    body.type ??= 'organization';
+    body.created_at ??= record.created_at;
+    body.updated_at ??= record.updated_at;
+    body.members_count ??= teamMembers.findBy('team_id', record.id).length;
+    body.repos_count ??= teamRepos.findBy('team_id', record.id).length;
+    body.organization ??= organization;
+    return body;
+  }
+
+  /**
+   * A collaborator's permission: GitHub's older `permission` name (admin, write, read) beside the role, and
+   * the user as a collaborator, with the role the twin grants (collaborators.ts reads roles the same way).
+   */
+  private collaboratorPermission(body: unknown, m: RegExpExecArray): unknown {
+    if (!isObject(body) || !isObject(body.user)) return body;
+    const repo = repoNamed(this.engine, m[1]!, m[2]!);
+    const role =
+      repo && typeof body.user.id === 'number' ? roleOn(this.engine, repo, body.user.id) : undefined;
+    if (!role) return body;
+    body.role_name = role;
+    body.permission = role === 'admin' ? 'admin' : role === 'maintain' || role === 'write' ? 'write' : 'read';
+    body.user = { ...body.user, permissions: permissionsOf(role), role_name: role };
+    return body;
+  }
+
+  /**
+   * Branch protection with the flags GitHub answers beside the engine's rules: what a PUT set (kept on the
+   * engine's record), else off.
+   */
+  private protection(body: unknown, m: RegExpExecArray, request?: Request): unknown {
+    if (!isObject(body)) return body;
+    const repo = repoNamed(this.engine, m[1]!, m[2]!);
+    const branch = decodeURIComponent(m[3]!);
+    const protections = this.engine.store.collection('github.branch_protections', ['repo_id']);
+    const record: EngineRecord | undefined = repo
+      ? protections.findBy('repo_id', repo.id).find((p) => p.branch_name === branch)
+      : undefined;
+    if (record && request) {
+      const sent = this.sentBody(request) ?? {};
+      const flags = Object.fromEntries(PROTECTION_FLAGS.map((f) => [f, sent[f] === true]));
+      protections.update(record.id, { twinbox_flags: flags });
+    }
+    const flags = (record ? protections.get(record.id)?.twinbox_flags : undefined) as
+      Record<string, boolean> | undefined;
+    for (const flag of PROTECTION_FLAGS) body[flag] ??= { enabled: flags?.[flag] === true };
+    // Rules not set are left out, as GitHub answers them (its description does not let them be null).
+    for (const rule of ['required_status_checks', 'required_pull_request_reviews', 'restrictions']) {
+      if (body[rule] === null) delete body[rule];
+    }
+    if (typeof body.url === 'string')
+      body.required_signatures ??= { url: `${body.url}/required_signatures`, enabled: false };
     return body;
   }
 

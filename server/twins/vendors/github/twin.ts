@@ -14,7 +14,8 @@ import { json } from '../../runtime/http.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { handlePullFiles, refreshPullStats, registerExtensions, synchronizePulls } from './extensions.ts';
-import { handleCompat } from './compat.ts';
+import { handleCompat, type CompatContext } from './compat.ts';
+import { followRenames } from './renames.ts';
 import { GitHubShape } from './shape.ts';
 import { expireUserTokens, handleOAuth, tokenExpired } from './oauth.ts';
 import { applyIssuesAndPulls } from './issues-seed.ts';
@@ -126,6 +127,12 @@ class GitHubTwin extends EngineTwin {
     registerExtensions(engine, baseUrl, this.call);
     this.shape = new GitHubShape(engine, baseUrl);
   }
+
+  private readonly compat: CompatContext = {
+    engine: this.engine,
+    call: (login, method, path, body) => this.call(login, method, path, body),
+    engineFetch: (r) => this.engine.app.fetch(r),
+  };
 
   private get token(): string {
     return this.credentials.GITHUB_TOKEN!;
@@ -244,7 +251,12 @@ class GitHubTwin extends EngineTwin {
     // A private repository its caller cannot read is GitHub's 404, before the engine says otherwise.
     const jwt = granted === true && presented?.scheme !== 'basic' && presented?.token.startsWith('eyJ');
     const apiToken = granted === true && presented && !jwt ? presented.token : undefined;
-    if (!jwt && hiddenFrom(this.engine, url, apiToken)) return githubError(404, 'Not Found');
+    // A renamed repository's old path redirects; `/repositories/{id}` is read as its current path.
+    const followed = followRenames(this.engine, forwarded, apiToken);
+    if (followed instanceof Response) return followed;
+    forwarded = followed;
+    if (!jwt && hiddenFrom(this.engine, new URL(forwarded.url), apiToken))
+      return githubError(404, 'Not Found');
     forwarded = await this.shape.prepare(forwarded);
     const response =
       (await handleOAuth(this.engine, forwarded, {
@@ -252,7 +264,7 @@ class GitHubTwin extends EngineTwin {
         expiring: (clientId) => this.expiringClients.has(clientId),
       })) ??
       (await handlePullFiles(this.engine, forwarded)) ??
-      (await handleCompat(forwarded, (r) => this.engine.app.fetch(r))) ??
+      (await handleCompat(forwarded, this.compat)) ??
       (await this.engine.app.fetch(forwarded));
     return this.shape.finish(forwarded, response);
   }
