@@ -9,13 +9,14 @@
  * apps.connections.open's answer, the `hello` message and the envelopes are checked here against what
  * Slack's reference pages document (cited at each schema).
  */
+import { createHmac } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { Ajv } from 'ajv';
 import WebSocket from 'ws';
 import { App, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import { SocketModeClient } from '@slack/socket-mode';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
-import { tempHost } from './helpers.ts';
+import { tempHost, webhookReceiver } from './helpers.ts';
 import { slackClient, vendorFetch } from './vendor-schema.ts';
 
 const seed = {
@@ -28,6 +29,17 @@ const seed = {
 };
 
 const ajv = new Ajv({ allErrors: true });
+
+/** The refused client logs its failure as an error: expected here, so kept out of the output. */
+const quiet = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  setLevel() {},
+  getLevel: () => LogLevel.ERROR,
+  setName() {},
+};
 
 /** https://api.slack.com/methods/apps.connections.open: `{ok: true, url: "wss://..."}`, errors as every method. */
 const connectionsOpenAnswer = ajv.compile({
@@ -277,3 +289,270 @@ t.test(
     });
   },
 );
+
+/** A raw WebSocket client of the twin: every message it gets, in order, and a wait for the next. */
+async function rawConnection(url: string) {
+  const socket = new WebSocket(url);
+  const inbox: Array<Record<string, unknown>> = [];
+  const waiters: Array<() => void> = [];
+  socket.on('message', (data) => {
+    inbox.push(JSON.parse(data.toString()) as Record<string, unknown>);
+    waiters.splice(0).forEach((wake) => wake());
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  return {
+    socket,
+    async next(what: string): Promise<Record<string, unknown>> {
+      return until(what, () =>
+        inbox.length ? inbox.shift() : new Promise<undefined>((wake) => waiters.push(() => wake(undefined))),
+      );
+    },
+    /** The next envelope of `type`; others met on the way (the bot's own messages' events) are acked. */
+    async nextOf(type: string, what: string): Promise<Record<string, unknown>> {
+      for (;;) {
+        const message = await this.next(what);
+        if (message.type === type) return message;
+        this.ack(message.envelope_id);
+      }
+    },
+    ack(envelopeId: unknown, payload?: unknown) {
+      socket.send(JSON.stringify({ envelope_id: envelopeId, ...(payload ? { payload } : {}) }));
+    },
+    async close() {
+      if (socket.readyState === WebSocket.CLOSED) return;
+      await new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        socket.close(1000);
+      });
+    },
+  };
+}
+
+/** The HTTP status a WebSocket handshake to `url` is refused with. */
+function refusedWith(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url);
+    socket.once('unexpected-response', (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      socket.terminate();
+    });
+    socket.once('open', () => reject(new Error(`${url} was accepted`)));
+    socket.once('error', () => {});
+  });
+}
+
+async function connectionsOpen(apiUrl: string, init: RequestInit): Promise<Record<string, unknown>> {
+  const response = await fetch(`${apiUrl}apps.connections.open`, { method: 'POST', ...init });
+  return (await response.json()) as Record<string, unknown>;
+}
+
+t.test(
+  'the Socket Mode protocol: hello, envelopes, acks, retries, one-time URLs, response_url',
+  async (t) => {
+    const { env, call, admin } = await start(t);
+    const apiUrl = env.SLACK_API_URL!;
+    const opened = await connectionsOpen(apiUrl, {
+      headers: { authorization: `Bearer ${env.SLACK_APP_TOKEN}` },
+    });
+    valid(t, connectionsOpenAnswer, opened, 'apps.connections.open');
+    const url = String(opened.url);
+    const appId = /^xapp-1-(A[A-Z0-9]+)-/.exec(env.SLACK_APP_TOKEN!)![1];
+    t.equal(new URL(url).searchParams.get('app_id'), appId, "the URL names the app-level token's app");
+
+    const app = await rawConnection(url);
+    t.teardown(() => app.close());
+    const hello = await app.next('hello');
+    valid(t, helloMessage, hello, 'hello');
+    t.match(hello, { num_connections: 1, connection_info: { app_id: appId } });
+    t.equal(await refusedWith(url), 401, 'the URL works once');
+    t.equal(
+      await refusedWith(url.replace(/ticket=[^&]+/, 'ticket=forged')),
+      401,
+      'a made-up ticket is refused',
+    );
+
+    // A person's message reaches the app as an events_api envelope; not acknowledged, it comes again.
+    const posted = await call('POST', '/messages', { user: 'ada', channel: 'general', text: 'is prod up?' });
+    t.equal(posted.status, 201);
+    const first = await app.next('the message event');
+    valid(t, envelope, first, 'the envelope');
+    t.match(first, {
+      type: 'events_api',
+      accepts_response_payload: false,
+      retry_attempt: 0,
+      retry_reason: '',
+    });
+    valid(t, eventWrapper, first.payload, 'the event_callback payload');
+    const payload = first.payload as { api_app_id: string; event: Record<string, unknown> };
+    t.equal(payload.api_app_id, appId);
+    t.match(payload.event, {
+      type: 'message',
+      text: 'is prod up?',
+      channel: posted.body.channel,
+      channel_type: 'channel',
+    });
+    const retry = await app.next('the retry of the unacknowledged event');
+    t.match(retry, { envelope_id: first.envelope_id, retry_attempt: 1, retry_reason: 'timeout' });
+    t.same(retry.payload, first.payload, 'the retry carries the same event');
+    app.ack(retry.envelope_id);
+    const record = await until('the ack recorded', async () => {
+      const listing = (await call('GET', '/socket-mode')).body.envelopes as Array<Record<string, unknown>>;
+      const found = listing.find((e) => e.envelope_id === first.envelope_id);
+      return found?.state === 'acked' ? found : undefined;
+    });
+    t.match(record, { type: 'events_api', attempts: 2 });
+
+    // A button click: an interactive envelope, acknowledged; its response_url then posts in the channel.
+    const clicking = call('POST', '/interactions', {
+      type: 'block_actions',
+      user: 'grace',
+      channel: 'general',
+      payload: { actions: [{ type: 'button', action_id: 'approve', value: 'yes' }] },
+    });
+    const click = await app.nextOf('interactive', 'the interaction');
+    valid(t, envelope, click, 'the envelope');
+    t.match(click, { type: 'interactive', accepts_response_payload: false });
+    const action = click.payload as Record<string, unknown>;
+    t.match(action, {
+      type: 'block_actions',
+      api_app_id: appId,
+      user: { username: 'grace' },
+      channel: { name: 'general' },
+      actions: [{ action_id: 'approve' }],
+    });
+    t.match(action.trigger_id, /^\d+\.\d+\.[0-9a-f]+$/);
+    app.ack(click.envelope_id);
+    t.match((await clicking).body, { via: 'socket_mode', acked: true });
+    const responseUrl = String(action.response_url);
+    t.ok(
+      responseUrl.startsWith(new URL(apiUrl).origin),
+      'response_url is on the origin the app reached the twin at',
+    );
+    const responded = await fetch(responseUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ response_type: 'in_channel', text: 'Approved by grace' }),
+    });
+    t.equal(responded.status, 200);
+    t.same(await responded.json(), { ok: true });
+    const reader = slackClient(env.SLACK_BOT_TOKEN, { slackApiUrl: apiUrl });
+    const history = await reader.conversations.history({ channel: String(posted.body.channel) });
+    t.ok(
+      history.messages?.some((m) => m.text === 'Approved by grace'),
+      'the response_url message is in the channel',
+    );
+    const forged = await fetch(responseUrl.replace(/\/[^/]+$/, '/forged'), { method: 'POST', body: '{}' });
+    t.equal(forged.status, 404, 'a response_url with another secret is refused');
+    await forged.text();
+
+    // A slash command nobody acknowledges fails as Slack shows it, after Slack's three seconds.
+    const timedOut = call('POST', '/commands', { command: '/status', user: 'ada' });
+    const command = await app.nextOf('slash_commands', 'the slash command');
+    t.match(command, { type: 'slash_commands', accepts_response_payload: true });
+    valid(t, slashCommand, command.payload, 'the slash command payload');
+    t.match((await timedOut).body, { acked: false, error: 'operation_timeout' });
+
+    // With the connection closed, events go over HTTP again.
+    await app.close();
+    await until('the connection gone', async () =>
+      ((await call('GET', '/socket-mode')).body.connections as unknown[]).length === 0 ? true : undefined,
+    );
+    const receiver = await webhookReceiver(t);
+    await admin.setWebhookTarget({ url: receiver.url });
+    await call('POST', '/messages', { user: 'ada', channel: 'general', text: 'anyone?' });
+    const overHttp = JSON.parse((await receiver.next(15_000)).body) as Record<string, unknown>;
+    valid(t, eventWrapper, overHttp, 'the event POSTed over HTTP');
+    t.match(overHttp, {
+      type: 'event_callback',
+      api_app_id: appId,
+      event: { type: 'message', text: 'anyone?' },
+    });
+
+    // And a slash command is POSTed form-encoded and signed, as Slack sends it to a request URL.
+    const viaHttp = call('POST', '/commands', { command: '/status', text: 'prod', user: 'ada' });
+    const form = await receiver.next(15_000);
+    t.match(form.headers['content-type'], /^application\/x-www-form-urlencoded/);
+    const ts = String(form.headers['x-slack-request-timestamp']);
+    const signature = `v0=${createHmac('sha256', env.SLACK_SIGNING_SECRET!).update(`v0:${ts}:${form.body}`).digest('hex')}`;
+    t.equal(form.headers['x-slack-signature'], signature, 'signed with SLACK_SIGNING_SECRET');
+    const fields = Object.fromEntries(new URLSearchParams(form.body));
+    valid(t, slashCommand, fields, 'the slash command form');
+    t.match(fields, { command: '/status', text: 'prod', user_name: 'ada', api_app_id: appId });
+    t.match((await viaHttp).body, { via: 'http', acked: true, response: 'ok', shown: { as: 'ephemeral' } });
+  },
+);
+
+t.test('token types: only the app-level token opens a connection, and it calls nothing else', async (t) => {
+  const { host, env, admin } = await start(t);
+  const apiUrl = env.SLACK_API_URL!;
+  const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+  for (const [what, init, error] of [
+    ['the bot token', bearer(env.SLACK_BOT_TOKEN!), 'not_allowed_token_type'],
+    ['an unknown app-level token', bearer(`xapp-1-A0BOGUS-1-${'0'.repeat(64)}`), 'invalid_auth'],
+    ['no token', {}, 'not_authed'],
+  ] as const) {
+    const answer = await connectionsOpen(apiUrl, init);
+    valid(t, connectionsOpenAnswer, answer, `apps.connections.open with ${what}`);
+    t.same(answer, { ok: false, error }, `${what}: ${error}`);
+  }
+  const inForm = await connectionsOpen(apiUrl, {
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: env.SLACK_APP_TOKEN! }).toString(),
+  });
+  t.match(
+    inForm,
+    { ok: true, url: /\/link\/\?ticket=/ },
+    'the app-level token may come in the form, as any token',
+  );
+
+  // Slack's reference lists not_allowed_token_type for every method; the 2020 description does not have
+  // it, so these answers are checked here.
+  for (const method of ['auth.test', 'chat.postMessage']) {
+    const answer = await fetch(`${apiUrl}${method}`, { method: 'POST', ...bearer(env.SLACK_APP_TOKEN!) });
+    t.same(
+      await answer.json(),
+      { ok: false, error: 'not_allowed_token_type' },
+      `${method} refuses the app token`,
+    );
+  }
+  const formAnswer = await fetch(`${apiUrl}auth.test`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: env.SLACK_APP_TOKEN! }).toString(),
+  });
+  t.same(await formAnswer.json(), { ok: false, error: 'not_allowed_token_type' }, 'also from the form');
+
+  // @slack/socket-mode given a bot token as its app token: the start fails with Slack's error.
+  const client = new SocketModeClient({
+    appToken: env.SLACK_BOT_TOKEN!,
+    autoReconnectEnabled: false,
+    logger: quiet,
+    clientOptions: { slackApiUrl: apiUrl, retryConfig: { retries: 0 } },
+  });
+  const failed = await client.start().then(
+    () => undefined,
+    (error: { data?: { error?: string } }) => error,
+  );
+  t.equal(failed?.data?.error, 'not_allowed_token_type', 'SocketModeClient.start() rejects the bot token');
+
+  // The app token is masked in the request log, and it survives a restart.
+  await fetch(`${apiUrl}apps.connections.open?token=${env.SLACK_APP_TOKEN}`, { method: 'POST' });
+  const logged = (await admin.requests()).map((e) => JSON.stringify(e));
+  t.ok(
+    logged.some((line) => line.includes('apps.connections.open')),
+    'the calls are logged',
+  );
+  t.notOk(
+    logged.some((line) => line.includes(env.SLACK_APP_TOKEN!)),
+    'the app token is masked',
+  );
+  await host.stop('sb');
+  await host.restore(['sb']);
+  const again = host.get('sb')!.slack!;
+  t.equal(again.env_vars.SLACK_APP_TOKEN, env.SLACK_APP_TOKEN, 'the app token is kept across a restart');
+  const reopened = await connectionsOpen(again.env_vars.SLACK_API_URL!, bearer(env.SLACK_APP_TOKEN!));
+  t.equal(reopened.ok, true);
+});

@@ -275,6 +275,10 @@ class SlackTwin extends EngineTwin {
     const envelope = payload as Record<string, unknown>;
     const event = envelope.event as Record<string, unknown> | undefined;
     const bot = this.botUserId();
+    // Every event says when it was dispatched (Slack's event wrapper requires it); the engine's do not.
+    if (event && typeof event.event_ts !== 'string') {
+      event.event_ts = typeof event.ts === 'string' ? event.ts : `${String(envelope.event_time)}.000000`;
+    }
     if (event?.type === 'message' && typeof event.channel === 'string' && !event.channel_type) {
       const channels = this.engine.store.collection('slack.channels', ['channel_id', 'name']);
       const channel = channels.findOneBy('channel_id', event.channel);
