@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
 import { gmail as gmailApi, type gmail_v1 } from '@googleapis/gmail';
 import { OAuth2Client } from 'google-auth-library';
@@ -33,12 +33,19 @@ const seed = {
   redirect_uris: ['http://127.0.0.1:3000/auth/google/callback'],
 };
 
+/** The packages an app installs for Gmail: @googleapis/gmail and the google-auth-library it signs in with. */
+interface GoogleSdk {
+  gmailApi: typeof gmailApi;
+  OAuth2Client: typeof OAuth2Client;
+}
+const currentSdk: GoogleSdk = { gmailApi, OAuth2Client };
+
 /**
  * An OAuth2Client and a Gmail client as an app builds them from the twin's variables: googleapis takes
  * its host as `rootUrl`, google-auth-library its endpoints as `endpoints` (neither reads an env var).
  */
-function clients(env: Record<string, string>, redirectUri?: string) {
-  const auth = new OAuth2Client({
+function clients(env: Record<string, string>, redirectUri?: string, sdk: GoogleSdk = currentSdk) {
+  const auth = new sdk.OAuth2Client({
     transporterOptions: checked,
     clientId: env.GOOGLE_CLIENT_ID,
     clientSecret: env.GOOGLE_CLIENT_SECRET,
@@ -49,7 +56,7 @@ function clients(env: Record<string, string>, redirectUri?: string) {
       oauth2RevokeUrl: env.GOOGLE_OAUTH2_REVOKE_URL,
     },
   });
-  const gmail = gmailApi({ version: 'v1', auth, rootUrl: env.GOOGLE_API_ROOT_URL });
+  const gmail = sdk.gmailApi({ version: 'v1', auth, rootUrl: env.GOOGLE_API_ROOT_URL });
   return { auth, gmail };
 }
 
@@ -69,17 +76,12 @@ async function failure(call: Promise<unknown>): Promise<unknown> {
 const header = (m: gmail_v1.Schema$Message, name: string) =>
   m.payload?.headers?.find((h) => h.name?.toLowerCase() === name.toLowerCase())?.value;
 
-t.test('google twin: a server app reads and sends Gmail with its refresh token (googleapis)', async (t) => {
-  const { host } = await tempHost(t);
-  const entry = (await host.start('sb', ['google'], { adminToken: 'admin', seeds: { google: seed } }))
-    .google!;
-  const env = entry.env_vars;
-  t.match(env.GOOGLE_CLIENT_ID, /^\d+-[0-9a-f]{32}\.apps\.googleusercontent\.com$/);
-  t.match(env.GOOGLE_CLIENT_SECRET, /^GOCSPX-/);
-  t.equal(env.GOOGLE_API_ROOT_URL, `${entry.base_url}/`);
-  const { auth, gmail } = clients(env);
-  auth.setCredentials({ refresh_token: env.GOOGLE_REFRESH_TOKEN });
-
+/**
+ * A server app's Gmail flow, whichever @googleapis/gmail major built `gmail` (signed in with the refresh
+ * token): the profile, the inbox by label, a message read and marked read, the labels, a message sent and
+ * found by search.
+ */
+async function gmailFlow(t: Test, gmail: gmail_v1.Gmail): Promise<void> {
   const profile = await gmail.users.getProfile({ userId: 'me' });
   t.equal(profile.data.emailAddress, 'ada@acme.dev', 'the refresh token is the first account');
 
@@ -123,6 +125,20 @@ t.test('google twin: a server app reads and sends Gmail with its refresh token (
     q: 'in:sent subject:sandbox to:grace@acme.dev',
   });
   t.equal(outbox.data.messages?.[0]?.id, sent.data.id, 'search finds the sent message');
+}
+
+t.test('google twin: a server app reads and sends Gmail with its refresh token (googleapis)', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['google'], { adminToken: 'admin', seeds: { google: seed } }))
+    .google!;
+  const env = entry.env_vars;
+  t.match(env.GOOGLE_CLIENT_ID, /^\d+-[0-9a-f]{32}\.apps\.googleusercontent\.com$/);
+  t.match(env.GOOGLE_CLIENT_SECRET, /^GOCSPX-/);
+  t.equal(env.GOOGLE_API_ROOT_URL, `${entry.base_url}/`);
+  const { auth, gmail } = clients(env);
+  auth.setCredentials({ refresh_token: env.GOOGLE_REFRESH_TOKEN });
+
+  await gmailFlow(t, gmail);
 
   // The request log keeps the calls and masks the secrets, including the tokens the twin issued.
   const admin = new TwinAdminClient(entry.admin_url, 'admin');
@@ -325,4 +341,23 @@ t.test('google twin: its presets seed what they promise', async (t) => {
     ).google!;
     t.same(await countsFor('google', entry, preset.seed.google), preset.promises.google, preset.id);
   }
+});
+
+t.test('google twin: the same Gmail flow with @googleapis/gmail 18 and google-auth-library 10', async (t) => {
+  const { host } = await tempHost(t);
+  const env = (await host.start('sb', ['google'], { adminToken: 'admin', seeds: { google: seed } })).google!
+    .env_vars;
+  // The older majors have these calls too; their declarations are copies of their own, which TypeScript keeps apart.
+  const older = {
+    gmailApi: (await import('gmail-v18')).gmail,
+    OAuth2Client: (await import('google-auth-library-v10')).OAuth2Client,
+  } as unknown as GoogleSdk;
+  const { auth, gmail } = clients(env, undefined, older);
+  auth.setCredentials({ refresh_token: env.GOOGLE_REFRESH_TOKEN });
+  await gmailFlow(t, gmail);
+  auth.setCredentials({ access_token: 'ya29.not-a-token' });
+  t.match(await failure(gmail.users.labels.list({ userId: 'me' })), {
+    status: 401,
+    response: { data: { error: { status: 'UNAUTHENTICATED' } } },
+  });
 });
