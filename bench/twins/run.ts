@@ -5,8 +5,9 @@
  * TwinHost (the baseline), (b) the twins in a sandbox's pod, from inside the sandbox (the app deployed
  * with full isolation), (c) the sandbox's twins from the host through the router.
  * First, every twin in the registry against the bare engine serving the same call (bench/twins/ratio.ts).
- * Last, what a durable write costs: journalled before the answer vs snapshotted after (bench/twins/durable.ts).
- * Run: npx tsx bench/twins/run.ts        BENCH_TWINS_PART=ratio|sdk|oop|durable: only that part
+ * Then what a durable write costs: journalled before the answer vs snapshotted after (bench/twins/durable.ts).
+ * Last, an intercepted HTTPS call to api.stripe.com against the plain base-URL one (bench/twins/intercepted.ts).
+ * Run: npx tsx bench/twins/run.ts        BENCH_TWINS_PART=ratio|sdk|oop|durable|intercept: only that part
  * Ratio knobs: BENCH_RATIO_CALLS (200), BENCH_RATIO_ROUNDS (3), BENCH_RATIO_WARMUP (50), BENCH_RATIO_TWINS=a,b
  */
 import '../../test/helpers/sandbox-hosts.ts';
@@ -24,6 +25,7 @@ import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { startBareEngine } from '../../server/twins/engine/emulate.ts';
 import { benchTwinbox, ratio, sourceTwin } from '../kit.ts';
 import { durableTable } from './durable.ts';
+import { interceptedTable } from './intercepted.ts';
 import { ratioTable } from './ratio.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 
@@ -348,3 +350,4 @@ if (!part || part === 'ratio') await ratioTable();
 if (!part || part === 'sdk') await main();
 if (!part || part === 'oop') await outOfProcess();
 if (!part || part === 'durable') await durableTable();
+if (!part || part === 'intercept') console.log((await interceptedTable()).join('\n'));

@@ -78,8 +78,13 @@ async function writeTrust(sandboxCa: SandboxCa): Promise<void> {
 
 /** Once the twins run: the front door takes the web ports, and the public URLs' port too. */
 async function openDoor(): Promise<void> {
-  if (!guard || !door) return;
+  if (!guard || !door || !ca) return;
   guard.door = door;
+  // Certificates for the names the app will ask for, issued now rather than at its first connection.
+  void ca.then((sandboxCa) => {
+    for (const name of twins.hostNames())
+      if (!name.includes('*')) void sandboxCa.contextFor(name).catch(() => {});
+  });
   for (const url of twins.publicUrls()) {
     const parsed = new URL(url);
     const port = Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
