@@ -28,6 +28,7 @@ t.test('twins: asked-for names win; else profile, then what the dependencies imp
     'slack',
     'github',
   ]);
+  t.same(twinsImpliedByDependencies(['probot']), ['github'], 'a Probot app talks to GitHub');
   const all = () => true;
   t.same(chooseTwinNames(['slack'], ['github'], ['stripe'], all), ['slack']);
   t.same(chooseTwinNames([], ['github'], ['stripe', 'github'], all), ['github', 'stripe']);

@@ -4,7 +4,7 @@ import type { TwinEntry } from '../../store/records.ts';
 const TWIN_OF_DEPENDENCY: ReadonlyArray<[match: (name: string) => boolean, twin: string]> = [
   [(name) => name === 'stripe', 'stripe'],
   [(name) => name === '@slack/web-api' || name === '@slack/bolt', 'slack'],
-  [(name) => name.startsWith('@octokit/') || name === 'octokit', 'github'],
+  [(name) => name.startsWith('@octokit/') || name === 'octokit' || name === 'probot', 'github'],
 ];
 
 /** The twins a dependency list implies, in catalog order and without duplicates. */

@@ -384,8 +384,8 @@ export class GitHubShape {
     const path = new URL(request.url).pathname;
     const route = this.routes.find((r) => r.method === request.method && r.pattern.test(path));
     // Reading the body costs more than all the rest: only when there may be something to change. Bot
-    // logins (brackets) exist only once a GitHub App is seeded, organization owners once there is one.
-    if (!route && response.status < 400 && !this.hasApps() && !this.hasOrgs()) return response;
+    // logins (brackets) exist only once a GitHub App has acted, organization owners once there is one.
+    if (!route && response.status < 400 && !this.hasBots() && !this.hasOrgs()) return response;
     const text = await response.text();
     const headers = new Headers(response.headers);
     headers.delete('content-length');
@@ -428,8 +428,12 @@ export class GitHubShape {
     return this.engine.store.collection('github.orgs', ['login']).all().length > 0;
   }
 
-  private hasApps(): boolean {
-    return this.engine.store.collection('github.apps', ['slug']).all().length > 0;
+  private hasBots(): boolean {
+    // Only bot users have bracketed logins; every twin has an app (app.ts), few have used it.
+    return this.engine.store
+      .collection('github.users', ['login'])
+      .all()
+      .some((u) => u.type === 'Bot');
   }
 
   private checkRuns(body: unknown): unknown {

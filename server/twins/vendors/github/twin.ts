@@ -1,4 +1,4 @@
-import { createHmac, createPublicKey, verify } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import Joi from 'joi';
 import {
   changesStateByMethod,
@@ -25,6 +25,17 @@ import { summarizeGitHub } from './summary.ts';
 import { describeGitHubChange } from './changes.ts';
 import { hiddenFrom } from './visibility.ts';
 import { githubPresets } from './presets.ts';
+import {
+  APP_KEY_CREDENTIAL,
+  appEnvVars,
+  appSecrets,
+  checkSeedApps,
+  ensureSandboxApp,
+  generateAppKey,
+  handleInstallationLookup,
+  verifyAppJwt,
+} from './app.ts';
+import { enterprisePath, enterpriseResponse, rootRequest } from './enterprise.ts';
 
 const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
 const DOCS = 'https://docs.github.com/rest';
@@ -38,32 +49,6 @@ const githubError = (status: number, message: string) =>
  */
 const MARKDOWN = /^\/markdown(\/raw)?$/;
 const WEB_FLOW = /^\/(login\/|settings\/connections\/applications\/)/;
-
-/** A GitHub App's JWT as the engine takes it: `eyJ...`, RS256, signed with an app's key, not expired. */
-function appJwtVerdict(engine: Engine, jwt: string): true | 'expired' | 'invalid' {
-  const [head, body, signature, ...extra] = jwt.split('.');
-  if (!head || !body || !signature || extra.length) return 'invalid';
-  try {
-    const header = JSON.parse(Buffer.from(head, 'base64url').toString('utf8')) as { alg?: unknown };
-    const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>;
-    if (header.alg !== 'RS256') return 'invalid';
-    const appId = typeof claims.iss === 'string' ? Number.parseInt(claims.iss, 10) : claims.iss;
-    const app = engine.store
-      .collection('github.apps', ['slug'])
-      .all()
-      .find((a) => a.app_id === appId);
-    if (!app || typeof app.private_key !== 'string') return 'invalid';
-    const signed = Buffer.from(`${head}.${body}`);
-    const key = createPublicKey(app.private_key);
-    if (!verify('RSA-SHA256', signed, key, Buffer.from(signature, 'base64url'))) return 'invalid';
-    const now = Math.floor(Date.now() / 1000);
-    if (claims.exp !== undefined && (typeof claims.exp !== 'number' || claims.exp <= now)) return 'expired';
-    if (typeof claims.nbf === 'number' && claims.nbf > now) return 'invalid';
-    return true;
-  } catch {
-    return 'invalid';
-  }
-}
 
 /** What the GitHub twin keeps beside the engine's state (EngineTwinSaved's `extra`). */
 interface GitHubExtra {
@@ -198,12 +183,12 @@ class GitHubTwin extends EngineTwin {
   authorize(head: RequestHead): Authorization {
     const header = head.headers.get('authorization');
     const credential = header === null ? undefined : this.credential(header);
+    const path = enterprisePath(head.url.pathname) ?? head.url.pathname;
     // The OAuth web flow needs no token; one that is there is used only when valid (handle drops others).
-    if (WEB_FLOW.test(head.url.pathname)) return credential === true ? true : 'public';
+    if (WEB_FLOW.test(path)) return credential === true ? true : 'public';
     if (credential !== undefined) return credential;
     // Rendering Markdown reads and writes nothing: GitHub serves it without a token.
-    return ['GET', 'HEAD', 'OPTIONS'].includes(head.method) ||
-      (head.method === 'POST' && MARKDOWN.test(head.url.pathname))
+    return ['GET', 'HEAD', 'OPTIONS'].includes(head.method) || (head.method === 'POST' && MARKDOWN.test(path))
       ? 'public'
       : githubError(401, 'Requires authentication');
   }
@@ -220,14 +205,8 @@ class GitHubTwin extends EngineTwin {
       return githubError(401, 'Bad credentials');
     }
     if (presented.scheme !== 'basic' && presented.token.startsWith('eyJ')) {
-      const verdict = appJwtVerdict(this.engine, presented.token);
-      if (verdict === true) return true;
-      return githubError(
-        401,
-        verdict === 'expired'
-          ? "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires."
-          : 'A JSON web token could not be decoded',
-      );
+      const verdict = verifyAppJwt(this.engine, presented.token);
+      return 'error' in verdict ? githubError(401, verdict.error) : true;
     }
     return isKnownSecret(presented.token, this.engine.tokenMap.keys()) &&
       !tokenExpired(this.engine, presented.token)
@@ -237,6 +216,14 @@ class GitHubTwin extends EngineTwin {
 
   /** Called by the instance once `authorize` let the request in (`granted`) and its input screen passed. */
   override async handle(request: Request, granted: Granted): Promise<Response> {
+    // GitHub Enterprise Server's layout (/api/v3, /api/graphql): the same answers, with /api/v3 URLs.
+    const root = await rootRequest(request);
+    if (!root) return this.handleApi(request, granted);
+    const origins = [...new Set([this.baseUrl, new URL(request.url).origin])];
+    return enterpriseResponse(await this.handleApi(root, granted), origins);
+  }
+
+  private async handleApi(request: Request, granted: Granted): Promise<Response> {
     const url = new URL(request.url);
     // The engine must only ever see a verified credential, as `token ...` or `Bearer ...`: it would take
     // any other token as its first user, and reads neither Basic (`user:token`) nor an unverified header.
@@ -263,6 +250,7 @@ class GitHubTwin extends EngineTwin {
         autoApprove: () => this.autoApprove,
         expiring: (clientId) => this.expiringClients.has(clientId),
       })) ??
+      (await handleInstallationLookup(this.engine, forwarded, jwt ? presented?.token : undefined)) ??
       (await handlePullFiles(this.engine, forwarded)) ??
       (await handleCompat(forwarded, this.compat)) ??
       (await this.engine.app.fetch(forwarded));
@@ -288,11 +276,16 @@ class GitHubTwin extends EngineTwin {
       GITHUB_API_URL: this.baseUrl,
       GITHUB_SERVER_URL: this.baseUrl,
       GITHUB_WEBHOOK_SECRET: this.webhookSecret,
+      ...appEnvVars(this.engine, this.webhookSecret, this.tokenLogin),
     };
   }
 
   override secrets(): string[] {
-    return [...super.secrets(), ...(this.webhooks.target ? [this.webhooks.target.secret] : [])];
+    return [
+      ...super.secrets(),
+      ...appSecrets(this.engine),
+      ...(this.webhooks.target ? [this.webhooks.target.secret] : []),
+    ];
   }
 
   /** The tokens of in-process calls are made anew by each process: they are never saved. */
@@ -332,6 +325,7 @@ class GitHubTwin extends EngineTwin {
 
   async applySeed(raw: unknown): Promise<void> {
     const seed = raw as GitHubSeed;
+    checkSeedApps(this.engine, seed.apps);
     this.seeding++;
     try {
       this.engine.seedFromConfig(engineSeed(seed));
@@ -344,6 +338,11 @@ class GitHubTwin extends EngineTwin {
     this.noteExpiringClients(seed);
     if (seed.webhook) this.configureTarget(seed.webhook);
     await this.applyRepoContent(seed);
+  }
+
+  /** The generated app's key, kept (and persisted) with the credentials; applyRepoContent registers it. */
+  keepAppKey(key: string): void {
+    this.credentials[APP_KEY_CREDENTIAL] = key;
   }
 
   private noteExpiringClients(seed: GitHubSeed): void {
@@ -365,6 +364,7 @@ class GitHubTwin extends EngineTwin {
           pullCreated: (number) => refreshPullStats(this.engine, this.call, repo.owner, repo.name, number),
         });
       }
+      ensureSandboxApp(this.engine, this.credentials, this.tokenLogin);
     } finally {
       this.seeding--;
     }
@@ -477,7 +477,20 @@ export const githubTwin = engineTwinFactory({
   description:
     'GitHub REST API (repos and contents, branches, pulls, issue comments, deployments, checks, OAuth, GitHub Apps, webhooks, tarballs)',
   hosts: ['api.github.com', 'github.com', 'uploads.github.com', 'codeload.github.com'],
-  envVarNames: ['GITHUB_TOKEN', 'GITHUB_API_URL', 'GITHUB_SERVER_URL', 'GITHUB_WEBHOOK_SECRET'],
+  envVarNames: [
+    'GITHUB_TOKEN',
+    'GITHUB_API_URL',
+    'GITHUB_SERVER_URL',
+    'GITHUB_WEBHOOK_SECRET',
+    // The sandbox's GitHub App (app.ts): Probot's names and the GITHUB_APP_* family.
+    'APP_ID',
+    'PRIVATE_KEY',
+    'WEBHOOK_SECRET',
+    'GITHUB_APP_ID',
+    'GITHUB_APP_PRIVATE_KEY',
+    'GITHUB_APP_WEBHOOK_SECRET',
+    'GITHUB_APP_INSTALLATION_ID',
+  ],
   // Probot's and @octokit/webhooks' middleware's default path.
   webhook: { path: '/api/github/webhooks', secretVar: 'GITHUB_WEBHOOK_SECRET' },
   summarize: summarizeGitHub,
@@ -491,6 +504,8 @@ export const githubTwin = engineTwinFactory({
   }),
   driver: (engine, baseUrl, credentials, seed) => new GitHubTwin(engine, baseUrl, credentials, seed),
   async fresh(twin, seed) {
+    // A seed without apps of its own gets the sandbox's app, with a key made for this instance.
+    if (!seed.apps?.length) twin.keepAppKey(await generateAppKey());
     if (seed.webhook) twin.configureTarget(seed.webhook);
     await twin.applyRepoContent(seed);
   },
