@@ -1,4 +1,4 @@
-import type { CreateSandboxRequest } from '../client/types.ts';
+import type { CreateSandboxRequest, CreateTwinSetRequest } from '../client/types.ts';
 import { InputError, parseEnv, parseList, parsePositiveMinutes, parseWholeMinutes } from '../client/parse.ts';
 
 export { InputError };
@@ -8,17 +8,39 @@ export { InputError };
  * equal); they are repeated here because `node dist/index.js` outside a runner gets no defaults applied.
  */
 export const INPUT_DEFAULTS = {
+  mode: 'sandbox',
   wait: 'true',
   'timeout-minutes': '15',
+  cleanup: 'true',
 } as const;
 
-export interface ActionInputs {
+interface CommonInputs {
   apiKey: string;
   apiUrl: string;
-  request: CreateSandboxRequest;
-  wait: boolean;
   timeoutMs: number;
 }
+
+/** `mode: sandbox` (the default): deploy the branch or pull request with its twins. */
+export interface SandboxInputs extends CommonInputs {
+  mode: 'sandbox';
+  request: CreateSandboxRequest;
+  wait: boolean;
+}
+
+/**
+ * `mode: twins`: twins alone (POST /twin-sets) for the job's own app or tests; their variables are
+ * exported to the job's later steps, and the post step deletes them unless `cleanup` is false.
+ */
+export interface TwinsInputs extends CommonInputs {
+  mode: 'twins';
+  request: CreateTwinSetRequest;
+  cleanup: boolean;
+}
+
+export type ActionInputs = SandboxInputs | TwinsInputs;
+
+/** Inputs that name what to deploy: meaningless for twins alone, so refused rather than ignored. */
+const SANDBOX_ONLY_INPUTS = ['repo', 'branch', 'pr-url'] as const;
 
 /** What the workflow run tells us about itself (GITHUB_* variables and the event payload). */
 export interface RunContext {
@@ -43,11 +65,54 @@ export function readInputs(getInput: (name: string) => string, context: RunConte
     );
   if (!/^https?:\/\/[^\s/]/i.test(apiUrl))
     throw new InputError(`Input \`api-url\` must be an http:// or https:// URL, not "${apiUrl}".`);
+  const mode = input('mode');
+  if (mode !== 'sandbox' && mode !== 'twins')
+    throw new InputError(`Input \`mode\` must be sandbox or twins, not "${mode}".`);
+  const timeoutMs = parsePositiveMinutes('Input `timeout-minutes`', input('timeout-minutes')) * 60_000;
+  const seeding = twinsAndSeed(getInput, input);
+  if (mode === 'twins') {
+    const named = SANDBOX_ONLY_INPUTS.filter((name) => getInput(name).trim());
+    if (named.length)
+      throw new InputError(
+        `Input${named.length > 1 ? 's' : ''} ${named.map((n) => `\`${n}\``).join(', ')} ` +
+          `${named.length > 1 ? 'name' : 'names'} what to deploy; \`mode: twins\` starts twins alone. ` +
+          'Remove it, or use `mode: sandbox`.',
+      );
+    if (!parseBoolean('wait', input('wait')))
+      throw new InputError(
+        '`mode: twins` always waits: its variables exist only once the twins are ready. Remove `wait: false`.',
+      );
+    if (!seeding.twins && !seeding.scenario_id && !seeding.scenario_prompt)
+      throw new InputError(
+        '`mode: twins` needs twins to start: set `twins` (e.g. stripe, github), `scenario-id` or `scenario-prompt`.',
+      );
+    return {
+      mode,
+      apiKey,
+      apiUrl,
+      timeoutMs,
+      request: seeding,
+      cleanup: parseBoolean('cleanup', input('cleanup')),
+    };
+  }
   const repo = input('repo') || context.repository || '';
   if (!repo)
     throw new InputError('Input `repo` is empty and GITHUB_REPOSITORY is not set: give `repo: owner/name`.');
 
-  const request: CreateSandboxRequest = { repo, ...target(input('branch'), input('pr-url'), context) };
+  const request: CreateSandboxRequest = {
+    repo,
+    ...target(input('branch'), input('pr-url'), context),
+    ...seeding,
+  };
+  return { mode, apiKey, apiUrl, request, wait: parseBoolean('wait', input('wait')), timeoutMs };
+}
+
+/** The inputs both modes share: twins, seeding, TTL and extra variables. */
+function twinsAndSeed(
+  getInput: (name: string) => string,
+  input: (name: string) => string,
+): CreateTwinSetRequest {
+  const request: CreateTwinSetRequest = {};
   const twins = parseList(getInput('twins'));
   if (twins.length) request.twins = twins;
   const scenarioId = input('scenario-id');
@@ -58,14 +123,7 @@ export function readInputs(getInput: (name: string) => string, context: RunConte
   if (ttl) request.ttl_minutes = parseWholeMinutes('Input `ttl-minutes`', ttl);
   const env = parseEnv(getInput('env').split(/\r?\n/), (line) => `Input \`env\`, line ${line}`);
   if (Object.keys(env).length) request.env = env;
-
-  return {
-    apiKey,
-    apiUrl,
-    request,
-    wait: parseBoolean('wait', input('wait')),
-    timeoutMs: parsePositiveMinutes('Input `timeout-minutes`', input('timeout-minutes')) * 60_000,
-  };
+  return request;
 }
 
 /**

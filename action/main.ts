@@ -1,11 +1,13 @@
 import * as core from '@actions/core';
 import { context } from '@actions/github';
 import { TwinboxClient, formatDuration } from '../client/client.ts';
-import { SandboxWaitError } from '../client/errors.ts';
+import { SandboxWaitError, TwinSetWaitError } from '../client/errors.ts';
 import type { Sandbox, SandboxStatus } from '../client/types.ts';
-import { readInputs, type ActionInputs } from './inputs.ts';
+import { readInputs, type ActionInputs, type SandboxInputs } from './inputs.ts';
 import { failureMessage } from './messages.ts';
 import { writeSummary } from './summary.ts';
+import { reportTwinSet, startTwins } from './twins.ts';
+import { maskValue } from './mask.ts';
 
 /**
  * The Action: inputs -> POST /sandboxes -> (wait for ready) -> outputs and job summary. Every failure
@@ -25,14 +27,16 @@ export async function run(): Promise<void> {
       payload: context.payload,
     });
     for (const value of Object.values(inputs.request.env ?? {})) maskValue(value);
-    await deploy(inputs);
+    if (inputs.mode === 'twins') await startTwins(inputs);
+    else await deploy(inputs);
   } catch (error) {
     if (error instanceof SandboxWaitError) await report(error.sandbox);
+    if (error instanceof TwinSetWaitError) await reportTwinSet(error.twinSet, false);
     core.setFailed(failureMessage(error, inputs?.apiUrl ?? ''));
   }
 }
 
-async function deploy(inputs: ActionInputs): Promise<void> {
+async function deploy(inputs: SandboxInputs): Promise<void> {
   const client = new TwinboxClient({
     baseUrl: inputs.apiUrl,
     apiKey: inputs.apiKey,
@@ -86,12 +90,4 @@ function maskSandbox(sandbox: Sandbox): void {
   for (const value of Object.values(sandbox.env_vars)) maskValue(value);
   for (const twin of Object.values(sandbox.twins))
     for (const value of Object.values(twin.env_vars)) maskValue(value);
-}
-
-const maskedValues = new Set<string>();
-
-function maskValue(value: string | undefined): void {
-  if (!value?.trim() || maskedValues.has(value)) return;
-  maskedValues.add(value);
-  core.setSecret(value);
 }

@@ -1,4 +1,4 @@
-import { SandboxWaitError, TwinboxApiError } from '../client/errors.ts';
+import { SandboxWaitError, TwinboxApiError, TwinSetWaitError } from '../client/errors.ts';
 import { InputError } from '../client/parse.ts';
 
 /** What to change in the workflow for each machine-readable error code the API answers with. */
@@ -6,6 +6,7 @@ const FIXES: Record<string, string> = {
   unauthorized: 'Check the `api-key` input: the secret must hold a current Twinbox API key (twinbox_sk_...).',
   unknown_twin: 'Fix the `twins` input.',
   unknown_scenario: 'Fix the `scenario-id` input.',
+  no_twins: 'Set the `twins` input (e.g. stripe, github), or a `scenario-id` that names some.',
   invalid_pr_url: 'Fix the `pr-url` input: it must be a pull request of `repo`.',
   plan_limit_exceeded: 'Lower `ttl-minutes`, or upgrade the plan.',
   scm_not_connected: 'Connect GitHub to your Twinbox account, then re-run.',
@@ -25,6 +26,13 @@ export function failureMessage(error: unknown, apiUrl: string): string {
           ? 'Read the sandbox logs (`twinbox logs <id>`) for the whole build output.'
           : '';
     return sentences(error.message, hint.replace('<id>', error.sandbox.sandbox_id));
+  }
+  if (error instanceof TwinSetWaitError) {
+    const hint =
+      error.reason === 'timeout' || error.reason === 'failed'
+        ? `Read what its twins printed: GET /twin-sets/${error.twinSet.id}/logs.`
+        : '';
+    return sentences(error.message, hint);
   }
   if (error instanceof TwinboxApiError) {
     const code = error.code ?? (error.status === 401 ? 'unauthorized' : undefined);

@@ -1,4 +1,4 @@
-import type { Sandbox } from '../client/types.ts';
+import type { Sandbox, TwinSet } from '../client/types.ts';
 
 type Cell = string | { data: string; header?: boolean };
 
@@ -36,6 +36,26 @@ export async function writeSummary(summary: SummaryWriter, sandbox: Sandbox): Pr
         { data: 'Twin', header: true },
         { data: 'Base URL', header: true },
         { data: 'Variables', header: true },
+      ],
+      ...twins.map(([name, twin]) => [name, twin.base_url, Object.keys(twin.env_vars).sort().join(', ')]),
+    ]);
+  }
+  await summary.write();
+}
+
+/** `mode: twins`: where each twin is and which variables the later steps got; no values, no tokens. */
+export async function writeTwinSetSummary(summary: SummaryWriter, set: TwinSet): Promise<void> {
+  summary.addHeading(`Twinbox twins ${set.status}`, 2);
+  summary.addRaw(`Twin set: <code>${escapeHtml(set.id)}</code>`).addBreak();
+  summary.addRaw(`Expires: ${set.expires_at} (TTL ${set.ttl_minutes} min)`, true);
+  if (set.error) summary.addRaw(`\n\nError: ${escapeHtml(set.error)}`, true);
+  const twins = Object.entries(set.twins);
+  if (twins.length) {
+    summary.addTable([
+      [
+        { data: 'Twin', header: true },
+        { data: 'Base URL', header: true },
+        { data: 'Variables exported', header: true },
       ],
       ...twins.map(([name, twin]) => [name, twin.base_url, Object.keys(twin.env_vars).sort().join(', ')]),
     ]);

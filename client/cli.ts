@@ -1,6 +1,6 @@
 // The `twinbox` command (bundled to dist/cli.js, package.json "bin"). Usage and exit codes: docs/cli.md.
 import { parseArgs } from 'node:util';
-import { SandboxWaitError, TwinboxApiError } from './errors.ts';
+import { SandboxWaitError, TwinboxApiError, TwinSetWaitError } from './errors.ts';
 import { COMMANDS, COMMON_OPTIONS, overview } from './cli/commands.ts';
 import { type CliContext } from './cli/context.ts';
 import { EXIT, exitCodeOf } from './cli/exit-codes.ts';
@@ -86,6 +86,8 @@ function reportError(context: CliContext, error: unknown, code: number, command:
   if (error instanceof TwinboxApiError) Object.assign(body, { status: error.status, code: error.code });
   if (error instanceof SandboxWaitError)
     Object.assign(body, { reason: error.reason, sandbox: error.sandbox });
+  if (error instanceof TwinSetWaitError)
+    Object.assign(body, { reason: error.reason, twin_set: error.twinSet });
   context.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
 }
 

@@ -1,7 +1,8 @@
-import { SandboxWaitError, TwinboxApiError } from './errors.ts';
+import { SandboxWaitError, TwinboxApiError, TwinSetWaitError } from './errors.ts';
 import type {
   ApiKeyInfo,
   CreateSandboxRequest,
+  CreateTwinSetRequest,
   ErrorBody,
   ListSandboxesQuery,
   LogChunk,
@@ -11,10 +12,13 @@ import type {
   SandboxPage,
   SandboxStatus,
   SignedIn,
+  ListTwinSetsQuery,
+  TwinSet,
+  TwinSetPage,
 } from './types.ts';
 
 export * from './types.ts';
-export { SandboxWaitError, TwinboxApiError } from './errors.ts';
+export { SandboxWaitError, TwinboxApiError, TwinSetWaitError } from './errors.ts';
 
 export interface TwinboxClientOptions {
   /** e.g. `http://127.0.0.1:3000` (a local `npm start`); a trailing slash is fine. */
@@ -25,10 +29,10 @@ export interface TwinboxClientOptions {
   userAgent?: string;
 }
 
-export interface WaitOptions {
+export interface WaitOptions<T = Sandbox> {
   timeoutMs: number;
-  /** Called after every poll with the sandbox as it is now. */
-  onProgress?: (sandbox: Sandbox, elapsedMs: number) => void;
+  /** Called after every poll with the sandbox (or twin set) as it is now. */
+  onProgress?: (current: T, elapsedMs: number) => void;
   /** First delay between polls; it doubles up to `maxDelayMs`. */
   initialDelayMs?: number;
   maxDelayMs?: number;
@@ -97,6 +101,60 @@ export class TwinboxClient {
 
   deleteSandbox(id: string): Promise<Sandbox> {
     return this.json('DELETE', `/sandboxes/${encodeURIComponent(id)}`);
+  }
+
+  /** Starts twins alone, with no repository or app (`POST /twin-sets`). */
+  createTwinSet(request: CreateTwinSetRequest): Promise<TwinSet> {
+    return this.json('POST', '/twin-sets', request);
+  }
+
+  getTwinSet(id: string): Promise<TwinSet> {
+    return this.json('GET', `/twin-sets/${encodeURIComponent(id)}`);
+  }
+
+  listTwinSets(query: ListTwinSetsQuery = {}): Promise<TwinSetPage> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query))
+      if (value !== undefined) params.set(name, String(value));
+    const search = params.size ? `?${params}` : '';
+    return this.json('GET', `/twin-sets${search}`);
+  }
+
+  deleteTwinSet(id: string): Promise<TwinSet> {
+    return this.json('DELETE', `/twin-sets/${encodeURIComponent(id)}`);
+  }
+
+  /** What starting the twin set's twins printed, as text. */
+  async twinSetLogs(id: string): Promise<string> {
+    const response = await this.request('GET', `/twin-sets/${encodeURIComponent(id)}/logs`);
+    return response.text();
+  }
+
+  /** `waitUntilReady` for a twin set: its twins start in seconds, so polls start at 250 ms. */
+  waitUntilTwinSetReady(id: string, options: WaitOptions<TwinSet>): Promise<TwinSet> {
+    return this.poll(
+      `twin set ${id}`,
+      () => this.getTwinSet(id),
+      { initialDelayMs: 250, ...options },
+      (last, timedOut) => {
+        const what = `Twin set ${id}`;
+        if (timedOut)
+          return new TwinSetWaitError(
+            'timeout',
+            last,
+            `${what} was not ready after ${formatDuration(options.timeoutMs)} (status: ${last.status}).`,
+          );
+        return new TwinSetWaitError(
+          last.status as Exclude<SandboxStatus, 'queued' | 'building' | 'ready'>,
+          last,
+          last.status === 'failed'
+            ? `${what} failed: ${last.error ?? 'no reason given'}`
+            : last.status === 'expired'
+              ? `${what} expired (its TTL ran out) before it was ready.`
+              : `${what} was deleted before it was ready.`,
+        );
+      },
+    );
   }
 
   /** The sandbox's install, build and app output, as text. */
@@ -185,14 +243,36 @@ export class TwinboxClient {
    * failures are retried until the timeout: a deploy that takes minutes should outlive a proxy blip.
    */
   async waitUntilReady(id: string, options: WaitOptions): Promise<Sandbox> {
+    return this.poll(
+      `sandbox ${id}`,
+      () => this.getSandbox(id),
+      options,
+      (last, timedOut) =>
+        timedOut
+          ? new SandboxWaitError(
+              'timeout',
+              last,
+              `Sandbox ${id} was not ready after ${formatDuration(options.timeoutMs)} (status: ${last.status}).`,
+            )
+          : endedError(last),
+    );
+  }
+
+  /** The polling both waits share; `failure` words the end that is not `ready` (or the timeout). */
+  private async poll<T extends { status: SandboxStatus }>(
+    what: string,
+    read: () => Promise<T>,
+    options: WaitOptions<T>,
+    failure: (last: T, timedOut: boolean) => Error,
+  ): Promise<T> {
     const started = Date.now();
     let delay = options.initialDelayMs ?? 500;
     const maxDelay = options.maxDelayMs ?? 5000;
-    let last: Sandbox | undefined;
+    let last: T | undefined;
     for (;;) {
       options.signal?.throwIfAborted();
       try {
-        last = await this.getSandbox(id);
+        last = await read();
       } catch (error) {
         if (!(error instanceof TwinboxApiError) || !(error.status === 0 || error.status >= 500)) throw error;
       }
@@ -200,17 +280,12 @@ export class TwinboxClient {
       if (last) {
         options.onProgress?.(last, elapsed);
         if (last.status === 'ready') return last;
-        if (ENDED.has(last.status)) throw endedError(last);
+        if (ENDED.has(last.status)) throw failure(last, false);
       }
       const remaining = options.timeoutMs - elapsed;
       if (remaining <= 0) {
-        if (!last)
-          throw new TwinboxApiError(0, 'timeout', `Could not read sandbox ${id} before the timeout.`);
-        throw new SandboxWaitError(
-          'timeout',
-          last,
-          `Sandbox ${id} was not ready after ${formatDuration(options.timeoutMs)} (status: ${last.status}).`,
-        );
+        if (!last) throw new TwinboxApiError(0, 'timeout', `Could not read ${what} before the timeout.`);
+        throw failure(last, true);
       }
       await sleep(Math.min(delay, remaining), options.signal);
       delay = Math.min(delay * 2, maxDelay);

@@ -1,4 +1,4 @@
-import type { ErrorBody, Sandbox } from './types.ts';
+import type { ErrorBody, Sandbox, TwinSet } from './types.ts';
 
 /**
  * A request Twinbox answered with an error, or could not be made at all (`status` 0, code
@@ -29,6 +29,18 @@ export class SandboxWaitError extends Error {
   constructor(
     readonly reason: WaitEnd,
     readonly sandbox: Sandbox,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Waiting for a twin set to be `ready` ended otherwise; `twinSet` is the last state seen. */
+export class TwinSetWaitError extends Error {
+  override readonly name = 'TwinSetWaitError';
+  constructor(
+    readonly reason: WaitEnd,
+    readonly twinSet: TwinSet,
     message: string,
   ) {
     super(message);

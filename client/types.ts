@@ -58,6 +58,46 @@ export interface SandboxPage {
   next_cursor: string | null;
 }
 
+/** Twins alone, with no repository or app (`POST /twin-sets`, docs/api.md "Twin sets"). */
+export interface TwinSet {
+  id: string;
+  status: SandboxStatus;
+  /** Each twin once ready: its public URL, admin URL and variables. */
+  twins: Record<string, TwinEntry>;
+  /** Every twin's variables in one map (then the request's `env`): what an app is given. */
+  env_vars: Record<string, string>;
+  twin_names: string[];
+  scenario_id: string | null;
+  seed: Record<string, unknown> | null;
+  seed_notes: string[];
+  ttl_minutes: number;
+  /** Bearer token for the twins' `admin_url`; a secret. */
+  twin_admin_token: string;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
+}
+
+export interface CreateTwinSetRequest {
+  twins?: string[];
+  scenario_id?: string;
+  scenario_prompt?: string;
+  ttl_minutes?: number;
+  env?: Record<string, string>;
+}
+
+export interface ListTwinSetsQuery {
+  status?: SandboxStatus;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface TwinSetPage {
+  twin_sets: TwinSet[];
+  next_cursor: string | null;
+}
+
 export interface Account {
   id: string;
   email: string;

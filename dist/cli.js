@@ -3,7 +3,7 @@ import { createRequire as __twinboxCreateRequire } from 'node:module';
 const require = __twinboxCreateRequire(import.meta.url);
 
 // client/cli.ts
-import { parseArgs as parseArgs4 } from "node:util";
+import { parseArgs as parseArgs5 } from "node:util";
 
 // client/errors.ts
 var TwinboxApiError = class extends Error {
@@ -29,6 +29,16 @@ var SandboxWaitError = class extends Error {
   reason;
   sandbox;
   name = "SandboxWaitError";
+};
+var TwinSetWaitError = class extends Error {
+  constructor(reason, twinSet, message) {
+    super(message);
+    this.reason = reason;
+    this.twinSet = twinSet;
+  }
+  reason;
+  twinSet;
+  name = "TwinSetWaitError";
 };
 
 // client/cli/account-commands.ts
@@ -69,6 +79,50 @@ var TwinboxClient = class {
   }
   deleteSandbox(id) {
     return this.json("DELETE", `/sandboxes/${encodeURIComponent(id)}`);
+  }
+  /** Starts twins alone, with no repository or app (`POST /twin-sets`). */
+  createTwinSet(request) {
+    return this.json("POST", "/twin-sets", request);
+  }
+  getTwinSet(id) {
+    return this.json("GET", `/twin-sets/${encodeURIComponent(id)}`);
+  }
+  listTwinSets(query = {}) {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query))
+      if (value !== void 0) params.set(name, String(value));
+    const search = params.size ? `?${params}` : "";
+    return this.json("GET", `/twin-sets${search}`);
+  }
+  deleteTwinSet(id) {
+    return this.json("DELETE", `/twin-sets/${encodeURIComponent(id)}`);
+  }
+  /** What starting the twin set's twins printed, as text. */
+  async twinSetLogs(id) {
+    const response = await this.request("GET", `/twin-sets/${encodeURIComponent(id)}/logs`);
+    return response.text();
+  }
+  /** `waitUntilReady` for a twin set: its twins start in seconds, so polls start at 250 ms. */
+  waitUntilTwinSetReady(id, options) {
+    return this.poll(
+      `twin set ${id}`,
+      () => this.getTwinSet(id),
+      { initialDelayMs: 250, ...options },
+      (last, timedOut) => {
+        const what = `Twin set ${id}`;
+        if (timedOut)
+          return new TwinSetWaitError(
+            "timeout",
+            last,
+            `${what} was not ready after ${formatDuration(options.timeoutMs)} (status: ${last.status}).`
+          );
+        return new TwinSetWaitError(
+          last.status,
+          last,
+          last.status === "failed" ? `${what} failed: ${last.error ?? "no reason given"}` : last.status === "expired" ? `${what} expired (its TTL ran out) before it was ready.` : `${what} was deleted before it was ready.`
+        );
+      }
+    );
   }
   /** The sandbox's install, build and app output, as text. */
   async sandboxLogs(id) {
@@ -148,6 +202,19 @@ var TwinboxClient = class {
    * failures are retried until the timeout: a deploy that takes minutes should outlive a proxy blip.
    */
   async waitUntilReady(id, options) {
+    return this.poll(
+      `sandbox ${id}`,
+      () => this.getSandbox(id),
+      options,
+      (last, timedOut) => timedOut ? new SandboxWaitError(
+        "timeout",
+        last,
+        `Sandbox ${id} was not ready after ${formatDuration(options.timeoutMs)} (status: ${last.status}).`
+      ) : endedError(last)
+    );
+  }
+  /** The polling both waits share; `failure` words the end that is not `ready` (or the timeout). */
+  async poll(what, read, options, failure) {
     const started = Date.now();
     let delay = options.initialDelayMs ?? 500;
     const maxDelay = options.maxDelayMs ?? 5e3;
@@ -155,7 +222,7 @@ var TwinboxClient = class {
     for (; ; ) {
       options.signal?.throwIfAborted();
       try {
-        last = await this.getSandbox(id);
+        last = await read();
       } catch (error) {
         if (!(error instanceof TwinboxApiError) || !(error.status === 0 || error.status >= 500)) throw error;
       }
@@ -163,17 +230,12 @@ var TwinboxClient = class {
       if (last) {
         options.onProgress?.(last, elapsed);
         if (last.status === "ready") return last;
-        if (ENDED.has(last.status)) throw endedError(last);
+        if (ENDED.has(last.status)) throw failure(last, false);
       }
       const remaining = options.timeoutMs - elapsed;
       if (remaining <= 0) {
-        if (!last)
-          throw new TwinboxApiError(0, "timeout", `Could not read sandbox ${id} before the timeout.`);
-        throw new SandboxWaitError(
-          "timeout",
-          last,
-          `Sandbox ${id} was not ready after ${formatDuration(options.timeoutMs)} (status: ${last.status}).`
-        );
+        if (!last) throw new TwinboxApiError(0, "timeout", `Could not read ${what} before the timeout.`);
+        throw failure(last, true);
       }
       await sleep(Math.min(delay, remaining), options.signal);
       delay = Math.min(delay * 2, maxDelay);
@@ -274,7 +336,7 @@ function parseList(text) {
   return text.split(/[,\n]/).map((item) => item.trim()).filter(Boolean);
 }
 function parseEnv(lines, where) {
-  const env = {};
+  const env2 = {};
   lines.forEach((line, index) => {
     if (!line.trim() || line.trim().startsWith("#")) return;
     const eq = line.indexOf("=");
@@ -284,10 +346,10 @@ function parseEnv(lines, where) {
         `${where(index + 1)}: expected KEY=VALUE, with KEY of letters, digits and _ not starting with a digit.`
       );
     }
-    if (key in env) throw new InputError(`${where(index + 1)}: ${key} is set twice.`);
-    env[key] = line.slice(eq + 1);
+    if (key in env2) throw new InputError(`${where(index + 1)}: ${key} is set twice.`);
+    env2[key] = line.slice(eq + 1);
   });
-  return env;
+  return env2;
 }
 function parseWholeMinutes(label, value) {
   if (!/^\d+$/.test(value))
@@ -318,7 +380,10 @@ var EXIT = {
   rejected: 4,
   /** No such sandbox (404), or something this Twinbox does not have (an older version). */
   notFound: 5,
-  /** `--wait`: the sandbox failed, expired or was deleted instead of becoming ready; `open`: it has ended. */
+  /**
+   * `--wait` (and `twins create`): the sandbox or twin set failed, expired or was deleted instead of
+   * becoming ready; `open`: it has ended.
+   */
   sandboxEnded: 6,
   /** `--wait`: not ready within `--timeout-minutes`. */
   timeout: 7,
@@ -335,7 +400,8 @@ var CliError = class extends Error {
 function exitCodeOf(error) {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof InputError) return EXIT.usage;
-  if (error instanceof SandboxWaitError) return error.reason === "timeout" ? EXIT.timeout : EXIT.sandboxEnded;
+  if (error instanceof SandboxWaitError || error instanceof TwinSetWaitError)
+    return error.reason === "timeout" ? EXIT.timeout : EXIT.sandboxEnded;
   if (error instanceof TwinboxApiError) {
     if (error.code === "unsupported") return EXIT.notFound;
     if (error.status === 0) return EXIT.unreachable;
@@ -350,8 +416,8 @@ function exitCodeOf(error) {
 
 // client/cli/config.ts
 var DEFAULT_API_URL = "http://127.0.0.1:3000";
-function configPath(env = process.env) {
-  const base = env.XDG_CONFIG_HOME?.trim() || join(env.HOME?.trim() || homedir(), ".config");
+function configPath(env2 = process.env) {
+  const base = env2.XDG_CONFIG_HOME?.trim() || join(env2.HOME?.trim() || homedir(), ".config");
   return join(base, "twinbox", "config.json");
 }
 async function readConfig(path) {
@@ -379,16 +445,16 @@ async function writeConfig(path, config) {
   await chmod(temporary, 384);
   await rename(temporary, path);
 }
-async function resolveSettings(flagApiUrl, env = process.env) {
-  const path = configPath(env);
+async function resolveSettings(flagApiUrl, env2 = process.env) {
+  const path = configPath(env2);
   const stored = await readConfig(path);
-  const envKey = env.TWINBOX_API_KEY?.trim();
+  const envKey = env2.TWINBOX_API_KEY?.trim();
   return {
-    apiUrl: flagApiUrl || env.TWINBOX_API_URL?.trim() || stored.api_url || DEFAULT_API_URL,
+    apiUrl: flagApiUrl || env2.TWINBOX_API_URL?.trim() || stored.api_url || DEFAULT_API_URL,
     apiKey: envKey || stored.api_key,
     keySource: envKey ? "TWINBOX_API_KEY" : stored.api_key ? "config" : void 0,
     configPath: path,
-    githubHosts: githubHosts(env.TWINBOX_GITHUB_URL?.trim() || stored.github_url)
+    githubHosts: githubHosts(env2.TWINBOX_GITHUB_URL?.trim() || stored.github_url)
   };
 }
 function githubHosts(url) {
@@ -445,11 +511,11 @@ function formatSandbox(sandbox) {
   const variables = Object.keys(sandbox.env_vars).sort();
   if (variables.length) rows.push(["Variables", variables.join(", ")]);
   const lines = table(rows.map(([label, value]) => [`${label}:`, value]));
-  const twins = Object.entries(sandbox.twins);
-  if (twins.length) {
+  const twins2 = Object.entries(sandbox.twins);
+  if (twins2.length) {
     const live = ["queued", "building", "ready"].includes(sandbox.status);
     lines.push(live ? "Twins:" : "Twins (stopped):");
-    lines.push(...table(twins.map(([name, twin]) => [`  ${name}`, twin.base_url])));
+    lines.push(...table(twins2.map(([name, twin]) => [`  ${name}`, twin.base_url])));
   }
   return lines.join("\n");
 }
@@ -840,13 +906,13 @@ async function create(context, args) {
       throw new InputError("No branch: give --branch or --pr-url (or run inside a clone on a branch).");
     request.branch = branch;
   }
-  const twins = parseList((values.twins ?? []).join(","));
-  if (twins.length) request.twins = twins;
+  const twins2 = parseList((values.twins ?? []).join(","));
+  if (twins2.length) request.twins = twins2;
   if (values["scenario-id"]) request.scenario_id = values["scenario-id"];
   if (values["scenario-prompt"]) request.scenario_prompt = values["scenario-prompt"];
   if (values["ttl-minutes"]) request.ttl_minutes = parseWholeMinutes("--ttl-minutes", values["ttl-minutes"]);
-  const env = parseEnv(values.env ?? [], (n) => `--env number ${n}`);
-  if (Object.keys(env).length) request.env = env;
+  const env2 = parseEnv(values.env ?? [], (n) => `--env number ${n}`);
+  if (Object.keys(env2).length) request.env = env2;
   const timeoutMs = parsePositiveMinutes("--timeout-minutes", values["timeout-minutes"]) * 6e4;
   const { client } = await authenticatedClient(context);
   let sandbox = await client.createSandbox(request);
@@ -1001,6 +1067,167 @@ function onlyId(args, command) {
   return positionals[0];
 }
 
+// client/cli/twin-commands.ts
+import { parseArgs as parseArgs4 } from "node:util";
+var DEFAULT_TIMEOUT_MINUTES2 = "5";
+var TWIN_SET_ID_VARIABLE = "TWINBOX_TWIN_SET_ID";
+var FORMAT_OPTIONS = {
+  export: { type: "boolean", default: false },
+  dotenv: { type: "boolean", default: false }
+};
+async function twins(context, args) {
+  const [sub, ...rest] = args;
+  const run = sub && Object.hasOwn(SUBCOMMANDS, sub) ? SUBCOMMANDS[sub] : void 0;
+  if (!run)
+    throw new InputError(
+      sub ? `Unknown subcommand "twins ${sub}": use create, get, env, list or delete.` : "Usage: twinbox twins <create|get|env|list|delete> [options]"
+    );
+  await run(context, rest);
+}
+var SUBCOMMANDS = {
+  create: create2,
+  get: get2,
+  env,
+  list: list2,
+  delete: remove2
+};
+async function create2(context, args) {
+  const { values } = parseArgs4({
+    args,
+    options: {
+      twins: { type: "string", multiple: true },
+      "scenario-id": { type: "string" },
+      "scenario-prompt": { type: "string" },
+      "ttl-minutes": { type: "string" },
+      env: { type: "string", multiple: true },
+      "no-wait": { type: "boolean", default: false },
+      "timeout-minutes": { type: "string", default: DEFAULT_TIMEOUT_MINUTES2 },
+      ...FORMAT_OPTIONS
+    }
+  });
+  const format = formatOf(values);
+  if (format && values["no-wait"])
+    throw new InputError(`--${format} needs the variables, which exist only once ready: drop --no-wait.`);
+  const request = {};
+  const names = parseList((values.twins ?? []).join(","));
+  if (names.length) request.twins = names;
+  if (values["scenario-id"]) request.scenario_id = values["scenario-id"];
+  if (values["scenario-prompt"]) request.scenario_prompt = values["scenario-prompt"];
+  if (values["ttl-minutes"]) request.ttl_minutes = parseWholeMinutes("--ttl-minutes", values["ttl-minutes"]);
+  const extra = parseEnv(values.env ?? [], (n) => `--env number ${n}`);
+  if (Object.keys(extra).length) request.env = extra;
+  if (!request.twins && !request.scenario_id && !request.scenario_prompt)
+    throw new InputError("Name the twins: --twins stripe,github (or --scenario-id / --scenario-prompt).");
+  const timeoutMs = parsePositiveMinutes("--timeout-minutes", values["timeout-minutes"]) * 6e4;
+  const { client } = await authenticatedClient(context);
+  let set = await client.createTwinSet(request);
+  if (!values["no-wait"] && set.status !== "ready") {
+    if (!context.json) context.stderr.write(`Created twin set ${set.id}; starting its twins...
+`);
+    set = await client.waitUntilTwinSetReady(set.id, { timeoutMs });
+  }
+  show(context, set, format);
+}
+async function get2(context, args) {
+  const { client } = await authenticatedClient(context);
+  show(context, await client.getTwinSet(onlyId2(args, "get")), void 0);
+}
+async function env(context, args) {
+  const { values, positionals } = parseArgs4({ args, allowPositionals: true, options: FORMAT_OPTIONS });
+  const id = onlyId2(positionals, "env");
+  const { client } = await authenticatedClient(context);
+  const set = await client.getTwinSet(id);
+  if (set.status !== "ready")
+    throw new InputError(`Twin set ${id} is ${set.status}: only a ready twin set has variables.`);
+  show(context, set, formatOf(values) ?? "export");
+}
+async function list2(context, args) {
+  const { values } = parseArgs4({
+    args,
+    options: { status: { type: "string" }, limit: { type: "string" }, cursor: { type: "string" } }
+  });
+  if (values.limit !== void 0 && !/^\d+$/.test(values.limit))
+    throw new InputError(`--limit must be a whole number, not "${values.limit}".`);
+  const { client } = await authenticatedClient(context);
+  const page = await client.listTwinSets({
+    status: values.status,
+    limit: values.limit === void 0 ? void 0 : Number(values.limit),
+    cursor: values.cursor
+  });
+  if (context.json) return printJson(context, page);
+  if (!page.twin_sets.length) print(context, "No twin sets.");
+  else
+    print(
+      context,
+      table([
+        ["ID", "STATUS", "TWINS", "EXPIRES"],
+        ...page.twin_sets.map((s) => [s.id, s.status, s.twin_names.join(","), s.expires_at])
+      ]).join("\n")
+    );
+  if (page.next_cursor) print(context, `More: twinbox twins list --cursor ${page.next_cursor}`);
+}
+async function remove2(context, args) {
+  const { client } = await authenticatedClient(context);
+  const set = await client.deleteTwinSet(onlyId2(args, "delete"));
+  if (context.json) printJson(context, set);
+  else print(context, `Deleted twin set ${set.id} (status: ${set.status}).`);
+}
+function show(context, set, format) {
+  if (format) {
+    context.stdout.write(variableLines({ ...set.env_vars, [TWIN_SET_ID_VARIABLE]: set.id }, format));
+    if (!context.json)
+      context.stderr.write(`Twin set ${set.id} is ${set.status}; expires ${set.expires_at}.
+`);
+    return;
+  }
+  if (context.json) return printJson(context, set);
+  print(context, formatTwinSet(set));
+}
+function formatTwinSet(set) {
+  const rows = [
+    ["Twin set:", set.id],
+    ["Status:", set.status]
+  ];
+  if (set.error) rows.push(["Error:", set.error]);
+  rows.push(["Expires:", `${set.expires_at} (TTL ${set.ttl_minutes} min)`]);
+  const names = Object.keys(set.env_vars).sort();
+  if (names.length) rows.push(["Variables:", names.join(", ")]);
+  const lines = table(rows);
+  const entries = Object.entries(set.twins);
+  if (entries.length) {
+    lines.push("Twins:", ...table(entries.map(([name, twin]) => [`  ${name}`, twin.base_url])));
+    lines.push(`Variables to paste: twinbox twins env ${set.id}`);
+  }
+  return lines.join("\n");
+}
+function variableLines(vars, format) {
+  return Object.keys(vars).sort().map((name) => {
+    const value = vars[name];
+    if (format === "export") return `export ${name}='${value.replace(/'/g, `'\\''`)}'
+`;
+    return `${name}=${dotenvValue(name, value)}
+`;
+  }).join("");
+}
+function dotenvValue(name, value) {
+  if (/^[A-Za-z0-9_./:@%+,-]*$/.test(value)) return value;
+  if (!/['\r\n]/.test(value)) return `'${value}'`;
+  if (!/["\\$`\r]/.test(value)) return `"${value.replace(/\n/g, "\\n")}"`;
+  throw new InputError(
+    `The value of ${name} cannot be written to a .env file so that every reader reads it back (it has both kinds of quotes, or a newline beside a quote, backslash or $): use --export or --json.`
+  );
+}
+function formatOf(values) {
+  if (values.export && values.dotenv) throw new InputError("Give --export or --dotenv, not both.");
+  return values.export ? "export" : values.dotenv ? "dotenv" : void 0;
+}
+function onlyId2(args, command) {
+  const { positionals } = parseArgs4({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 1)
+    throw new InputError(`Usage: twinbox twins ${command} <twin-set-id> (see twinbox twins --help)`);
+  return positionals[0];
+}
+
 // client/cli/commands.ts
 var COMMON_OPTIONS = `Options for every command:
   --json                Machine-readable output on stdout
@@ -1115,6 +1342,36 @@ Options:
     help: `Usage: twinbox delete <sandbox-id>
 
 Ends the sandbox now: its app and twins stop. The record stays, with status deleted.`
+  },
+  twins: {
+    run: twins,
+    synopsis: "twins <subcommand>",
+    summary: "Twins alone, no repository: for an app on your machine or a CI job",
+    help: `Usage: twinbox twins create --twins stripe,github [options]
+       twinbox twins get|env|delete <twin-set-id>
+       twinbox twins list [--status <status>] [--limit <n>] [--cursor <c>]
+
+A twin set is twins with no repository or app (POST /twin-sets): their public URLs, admin API and
+variables, for an app you run yourself. It lives for its TTL, like a sandbox, and counts against the
+same plan quota.
+
+  create      Start twins and wait until they are ready (seconds). Shows the set; with --export,
+              prints only export NAME='value' lines (eval "$(twinbox twins create ... --export)"),
+              with --dotenv a .env file. Either also sets TWINBOX_TWIN_SET_ID.
+  get <id>    Show a twin set (variable names only; values with --json)
+  env <id>    Print its variables again: export lines, or --dotenv
+  list        Your twin sets, newest first
+  delete <id> Stop its twins now
+
+Options of create:
+  --twins a,b                Twins to start (see GET /twins); repeatable
+  --scenario-id <id>         A scenario to seed the twins with (names the twins when --twins is absent)
+  --scenario-prompt <text>   Seed the twins from a description instead
+  --ttl-minutes <n>          Lifetime in minutes (default 60, capped by your plan)
+  --env KEY=VALUE            An extra variable laid over the twins' own; repeatable
+  --export | --dotenv        Print the variables as lines to evaluate or to save
+  --no-wait                  Return at once (queued, no variables yet)
+  --timeout-minutes <n>      How long to wait for ready (default 5; fractions allowed)`
   }
 };
 function overview() {
@@ -1148,7 +1405,7 @@ var GLOBAL_OPTIONS = {
   version: { type: "boolean", short: "V" }
 };
 async function main(argv) {
-  const { values, tokens } = parseArgs4({
+  const { values, tokens } = parseArgs5({
     args: argv,
     options: GLOBAL_OPTIONS,
     strict: false,
@@ -1220,6 +1477,8 @@ function reportError(context, error, code, command) {
   if (error instanceof TwinboxApiError) Object.assign(body, { status: error.status, code: error.code });
   if (error instanceof SandboxWaitError)
     Object.assign(body, { reason: error.reason, sandbox: error.sandbox });
+  if (error instanceof TwinSetWaitError)
+    Object.assign(body, { reason: error.reason, twin_set: error.twinSet });
   context.stdout.write(`${JSON.stringify(body, null, 2)}
 `);
 }

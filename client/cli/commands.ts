@@ -2,6 +2,7 @@ import { logout, whoami } from './account-commands.ts';
 import type { CliContext } from './context.ts';
 import { login } from './login.ts';
 import { create, get, list, logs, open, remove } from './sandbox-commands.ts';
+import { twins } from './twin-commands.ts';
 
 export interface Command {
   run(context: CliContext, args: string[]): Promise<void>;
@@ -126,6 +127,36 @@ Options:
     help: `Usage: twinbox delete <sandbox-id>
 
 Ends the sandbox now: its app and twins stop. The record stays, with status deleted.`,
+  },
+  twins: {
+    run: twins,
+    synopsis: 'twins <subcommand>',
+    summary: 'Twins alone, no repository: for an app on your machine or a CI job',
+    help: `Usage: twinbox twins create --twins stripe,github [options]
+       twinbox twins get|env|delete <twin-set-id>
+       twinbox twins list [--status <status>] [--limit <n>] [--cursor <c>]
+
+A twin set is twins with no repository or app (POST /twin-sets): their public URLs, admin API and
+variables, for an app you run yourself. It lives for its TTL, like a sandbox, and counts against the
+same plan quota.
+
+  create      Start twins and wait until they are ready (seconds). Shows the set; with --export,
+              prints only export NAME='value' lines (eval "$(twinbox twins create ... --export)"),
+              with --dotenv a .env file. Either also sets TWINBOX_TWIN_SET_ID.
+  get <id>    Show a twin set (variable names only; values with --json)
+  env <id>    Print its variables again: export lines, or --dotenv
+  list        Your twin sets, newest first
+  delete <id> Stop its twins now
+
+Options of create:
+  --twins a,b                Twins to start (see GET /twins); repeatable
+  --scenario-id <id>         A scenario to seed the twins with (names the twins when --twins is absent)
+  --scenario-prompt <text>   Seed the twins from a description instead
+  --ttl-minutes <n>          Lifetime in minutes (default 60, capped by your plan)
+  --env KEY=VALUE            An extra variable laid over the twins' own; repeatable
+  --export | --dotenv        Print the variables as lines to evaluate or to save
+  --no-wait                  Return at once (queued, no variables yet)
+  --timeout-minutes <n>      How long to wait for ready (default 5; fractions allowed)`,
   },
 };
 

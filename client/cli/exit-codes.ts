@@ -1,4 +1,4 @@
-import { SandboxWaitError, TwinboxApiError } from '../errors.ts';
+import { SandboxWaitError, TwinboxApiError, TwinSetWaitError } from '../errors.ts';
 import { InputError } from '../parse.ts';
 
 /** The CLI's exit codes (docs/cli.md): scripts branch on these, so they never change meaning. */
@@ -17,7 +17,10 @@ export const EXIT = {
   rejected: 4,
   /** No such sandbox (404), or something this Twinbox does not have (an older version). */
   notFound: 5,
-  /** `--wait`: the sandbox failed, expired or was deleted instead of becoming ready; `open`: it has ended. */
+  /**
+   * `--wait` (and `twins create`): the sandbox or twin set failed, expired or was deleted instead of
+   * becoming ready; `open`: it has ended.
+   */
   sandboxEnded: 6,
   /** `--wait`: not ready within `--timeout-minutes`. */
   timeout: 7,
@@ -38,7 +41,8 @@ export class CliError extends Error {
 export function exitCodeOf(error: unknown): number {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof InputError) return EXIT.usage;
-  if (error instanceof SandboxWaitError) return error.reason === 'timeout' ? EXIT.timeout : EXIT.sandboxEnded;
+  if (error instanceof SandboxWaitError || error instanceof TwinSetWaitError)
+    return error.reason === 'timeout' ? EXIT.timeout : EXIT.sandboxEnded;
   if (error instanceof TwinboxApiError) {
     if (error.code === 'unsupported') return EXIT.notFound;
     if (error.status === 0) return EXIT.unreachable;

@@ -159,10 +159,22 @@ t.test('input mistakes fail before any request, naming the input', async (t) => 
 
 t.test('action.yml: node20, dist/index.js, and the same defaults as the code', async (t) => {
   const action = parse(await readFile(`${REPO_ROOT}action.yml`, 'utf8'));
-  t.same(action.runs, { using: 'node20', main: 'dist/index.js' });
+  t.same(action.runs, {
+    using: 'node20',
+    main: 'dist/index.js',
+    post: 'dist/index.js',
+    'post-if': 'always()',
+  });
   for (const [name, value] of Object.entries(INPUT_DEFAULTS))
     t.equal(action.inputs[name].default, value, name);
-  t.same(Object.keys(action.outputs).sort(), ['app-url', 'env-vars', 'sandbox-id', 'status', 'twins']);
+  t.same(Object.keys(action.outputs).sort(), [
+    'app-url',
+    'env-vars',
+    'sandbox-id',
+    'status',
+    'twin-set-id',
+    'twins',
+  ]);
   t.ok(action.inputs['api-key'].required);
   t.equal(action.inputs['api-url'].required, true, 'api-url is required');
   t.notOk('default' in action.inputs['api-url'], 'api-url has no default host');

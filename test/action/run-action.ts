@@ -11,6 +11,10 @@ export interface ActionRun {
   stderr: string;
   outputs: Record<string, string>;
   summary: string;
+  /** What the step exported to later steps (GITHUB_ENV). */
+  exported: Record<string, string>;
+  /** What it saved for its post step (GITHUB_STATE), as the runner hands it back: `STATE_<name>`. */
+  state: Record<string, string>;
 }
 
 /**
@@ -26,13 +30,19 @@ export async function runAction(
   const outputFile = join(dir, 'output');
   const summaryFile = join(dir, 'summary');
   const eventFile = join(dir, 'event.json');
+  const envFile = join(dir, 'env');
+  const stateFile = join(dir, 'state');
   await writeFile(outputFile, '');
   await writeFile(summaryFile, '');
+  await writeFile(envFile, '');
+  await writeFile(stateFile, '');
   await writeFile(eventFile, JSON.stringify(github.event ?? {}));
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     GITHUB_OUTPUT: outputFile,
     GITHUB_STEP_SUMMARY: summaryFile,
+    GITHUB_ENV: envFile,
+    GITHUB_STATE: stateFile,
     GITHUB_EVENT_PATH: eventFile,
     GITHUB_REPOSITORY: 'acme/shop',
     GITHUB_EVENT_NAME: 'push',
@@ -58,10 +68,25 @@ export async function runAction(
     stderr,
     outputs: parseOutputs(await readFile(outputFile, 'utf8')),
     summary: await readFile(summaryFile, 'utf8'),
+    exported: parseOutputs(await readFile(envFile, 'utf8')),
+    state: Object.fromEntries(
+      Object.entries(parseOutputs(await readFile(stateFile, 'utf8'))).map(([name, value]) => [
+        `STATE_${name}`,
+        value,
+      ]),
+    ),
   };
 }
 
-/** The `name<<DELIMITER\nvalue\nDELIMITER` records @actions/core appends to GITHUB_OUTPUT; last one wins. */
+/** The post step of a run, as the runner starts it: the same inputs, and the state the main step saved. */
+export function runPostStep(t: Test, inputs: Record<string, string>, main: ActionRun): Promise<ActionRun> {
+  return runAction(t, inputs, { env: main.state });
+}
+
+/**
+ * The `name<<DELIMITER\nvalue\nDELIMITER` records @actions/core appends to GITHUB_OUTPUT (and GITHUB_ENV,
+ * GITHUB_STATE); last one wins.
+ */
 export function parseOutputs(text: string): Record<string, string> {
   const outputs: Record<string, string> = {};
   const pattern = /^([^\n<]+)<<(\S+)\n([\s\S]*?)\n\2$/gm;
