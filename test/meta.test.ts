@@ -15,6 +15,7 @@ t.test('GET /twins lists the catalog, and needs a token', async (t) => {
         name: 'stripe',
         description: 'Stripe',
         env_vars: ['STRIPE_SECRET_KEY'],
+        hosts: [],
         operations: [],
         schema_source: null,
       },
@@ -35,6 +36,10 @@ t.test('GET /twins says what each twin supports, from its vendored API descripti
     ]),
   );
   t.ok(byName.size >= 14, `the catalog lists ${byName.size} twins (issue 13: at least 14)`);
+  // Each twin names the vendor hosts that reach it inside a sandbox (docs/twins.md).
+  for (const entry of byName.values())
+    t.ok((entry as { hosts?: string[] }).hosts?.length, `${entry.name} names its vendor's host names`);
+  t.same((byName.get('stripe') as { hosts?: string[] }).hosts, ['api.stripe.com', 'files.stripe.com']);
   // The committed descriptions' source.json, and for those from a fetched repository the copy in
   // ../shared/vendor-schemas (which the shipped catalog.json of the twin must agree with).
   for (const name of ['github', 'stripe', 'vercel', 'apple', ...SHARED_VENDOR_SCHEMA_TWINS]) {

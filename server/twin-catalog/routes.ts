@@ -10,6 +10,12 @@ const catalogSchema = Joi.object({
         name: Joi.string().required(),
         description: Joi.string().required(),
         env_vars: Joi.array().items(Joi.string()).required(),
+        hosts: Joi.array()
+          .items(Joi.string())
+          .required()
+          .description(
+            "The vendor's host names that reach this twin from inside a sandbox (`*` is one DNS label)",
+          ),
         operations: Joi.array()
           .items(Joi.string())
           .required()

@@ -10,6 +10,8 @@ export interface TwinCatalogEntry {
   description: string;
   /** Names of the environment variables an instance of this twin provides to the deployed app. */
   env_vars: string[];
+  /** The vendor's host names that reach this twin inside a sandbox (TwinFactory.hosts). */
+  hosts: string[];
   /**
    * What the twin supports: the vendor operations it serves (`POST /emails`, Slack's `/chat.postMessage`),
    * as its vendored API description lists them; empty for a twin that has none yet.
@@ -29,8 +31,8 @@ export interface TwinSchemaSource {
 }
 
 /** An entry as a caller builds it: what the twin supports may be left out (none known). */
-export type TwinCatalogInput = Omit<TwinCatalogEntry, 'operations' | 'schema_source'> &
-  Partial<Pick<TwinCatalogEntry, 'operations' | 'schema_source'>>;
+export type TwinCatalogInput = Omit<TwinCatalogEntry, 'operations' | 'schema_source' | 'hosts'> &
+  Partial<Pick<TwinCatalogEntry, 'operations' | 'schema_source' | 'hosts'>>;
 
 export interface TwinCatalog {
   list(): TwinCatalogEntry[];
@@ -39,7 +41,7 @@ export interface TwinCatalog {
 
 export function createCatalog(entries: TwinCatalogInput[]): TwinCatalog {
   const byName = new Map(
-    entries.map((entry) => [entry.name, { operations: [], schema_source: null, ...entry }]),
+    entries.map((entry) => [entry.name, { operations: [], schema_source: null, hosts: [], ...entry }]),
   );
   return {
     list: () => [...byName.values()],
@@ -107,6 +109,7 @@ export const builtInCatalog: TwinCatalog = createCatalog(
     name: f.name,
     description: f.description,
     env_vars: [...f.envVarNames],
+    hosts: [...f.hosts],
     ...twinSupport(f.name),
   })),
 );

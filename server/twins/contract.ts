@@ -128,6 +128,12 @@ export interface TwinFactory {
    */
   hosts: readonly string[];
   /**
+   * Path prefixes of pages for a person's browser (Stripe's hosted Checkout, `/c/`): a link to them is
+   * written with the twin's public URL in every answer, never the origin the request came to, since the
+   * browser that follows it is outside the sandbox, not the caller (an app that reached `api.stripe.com`).
+   */
+  pages?: readonly string[];
+  /**
    * How a deployed app receives this twin's events (docs/twins.md, "Webhooks"): the app path they are
    * POSTed to unless `.github/twinbox.yml` names another (the vendor framework's own default where there
    * is one), and the variable of `envVarNames` holding the secret they are signed with, the one the

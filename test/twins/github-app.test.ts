@@ -129,6 +129,15 @@ t.test('a new twin has a GitHub App of its own, handed out under Probot and GitH
   t.equal((await asApp.rest.apps.getOrgInstallation({ org: 'acme' })).data.target_type, 'Organization');
   t.equal((await asApp.rest.apps.getUserInstallation({ username: 'octocat' })).data.id, own.id);
 
+  // An account added later (the admin API's create-repository, a later seed) gets an installation too.
+  await gh.createRepo({ owner: 'newcomer', name: 'tools' });
+  const added = (await asApp.rest.apps.getRepoInstallation({ owner: 'newcomer', repo: 'tools' })).data;
+  t.equal(added.repository_selection, 'all', 'a new account is installed on');
+  t.notOk(
+    installations.some((i) => i.id === added.id),
+    'with an installation of its own',
+  );
+
   // The installation's token writes as the app's bot user.
   const asInstallation = await probot.auth(own.id);
   const issue = await asInstallation.rest.issues.create({

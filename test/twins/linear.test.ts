@@ -1,5 +1,5 @@
-import t from 'tap';
-import { LinearClient } from '@linear/sdk';
+import t, { type Test } from 'tap';
+import { LinearClient, type Issue } from '@linear/sdk';
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { TwinHost } from '../../server/twins/runtime/host.ts';
@@ -52,19 +52,12 @@ async function errorType(call: Promise<unknown>): Promise<string | undefined> {
 const linearClient = (env: Record<string, string>, apiKey = env.LINEAR_API_KEY!) =>
   new LinearClient({ apiKey, apiUrl: env.LINEAR_API_URL });
 
-t.test('linear twin: issues, comments, labels and signed webhooks through @linear/sdk', async (t) => {
-  const { host } = await tempHost(t);
-  const receiver = await webhookReceiver(t);
-  const entry = (
-    await host.start('sb', ['linear'], {
-      adminToken: 'admin',
-      seeds: { linear: { ...seed, webhook: { url: receiver.url } } },
-    })
-  ).linear!;
-  t.match(entry.env_vars.LINEAR_API_KEY, /^lin_api_/);
-  t.equal(entry.env_vars.LINEAR_API_URL, `${entry.base_url}/graphql`);
-  const linear = linearClient(entry.env_vars);
-
+/**
+ * An app's flow with @linear/sdk, whichever major built `linear`: the viewer and organization, a team's
+ * workflow states and issues with their assignee, state, labels and comments, an issue created, moved to
+ * Done and commented on, a label created.
+ */
+async function issueFlow(t: Test, linear: LinearClient): Promise<{ issue: Issue }> {
   const viewer = await linear.viewer;
   t.equal(viewer.email, 'ada@acme.dev', "the key is the seeded admin's");
   t.equal((await linear.organization).name, 'Acme');
@@ -104,6 +97,31 @@ t.test('linear twin: issues, comments, labels and signed webhooks through @linea
   t.equal(issue.identifier, 'WEB-2');
   t.equal(issue.priorityLabel, 'Urgent');
 
+  const done = states.nodes.find((s) => s.name === 'Done')!;
+  t.equal((await linear.updateIssue(issue.id, { stateId: done.id })).success, true);
+  t.equal((await (await linear.issue(issue.id)).state)?.name, 'Done');
+  const comment = await linear.createComment({ issueId: issue.id, body: 'Fixed in #42' });
+  t.equal((await comment.comment)?.body, 'Fixed in #42');
+  const label = await linear.createIssueLabel({ name: 'Payments', teamId: web.id, color: '#2563eb' });
+  t.equal(label.success, true);
+  return { issue };
+}
+
+t.test('linear twin: issues, comments, labels and signed webhooks through @linear/sdk', async (t) => {
+  const { host } = await tempHost(t);
+  const receiver = await webhookReceiver(t);
+  const entry = (
+    await host.start('sb', ['linear'], {
+      adminToken: 'admin',
+      seeds: { linear: { ...seed, webhook: { url: receiver.url } } },
+    })
+  ).linear!;
+  t.match(entry.env_vars.LINEAR_API_KEY, /^lin_api_/);
+  t.equal(entry.env_vars.LINEAR_API_URL, `${entry.base_url}/graphql`);
+  const linear = linearClient(entry.env_vars);
+
+  const { issue } = await issueFlow(t, linear);
+
   // The signed webhook, verified the way @linear/sdk documents it.
   const event = await receiver.next(10_000);
   const webhooks = new LinearWebhookClient(entry.env_vars.LINEAR_WEBHOOK_SECRET!);
@@ -126,14 +144,6 @@ t.test('linear twin: issues, comments, labels and signed webhooks through @linea
       ),
     'a changed body does not verify',
   );
-
-  const done = states.nodes.find((s) => s.name === 'Done')!;
-  t.equal((await linear.updateIssue(issue.id, { stateId: done.id })).success, true);
-  t.equal((await (await linear.issue(issue.id)).state)?.name, 'Done');
-  const comment = await linear.createComment({ issueId: issue.id, body: 'Fixed in #42' });
-  t.equal((await comment.comment)?.body, 'Fixed in #42');
-  const label = await linear.createIssueLabel({ name: 'Payments', teamId: web.id, color: '#2563eb' });
-  t.equal(label.success, true);
 
   // The request log keeps the calls and hides the key.
   const admin = new TwinAdminClient(entry.admin_url, 'admin');
@@ -287,3 +297,19 @@ t.test(
     t.equal(readFileSync(out, 'utf8'), readFileSync(committed, 'utf8'));
   },
 );
+
+t.test('linear twin: the same issue flow with @linear/sdk 97', async (t) => {
+  const { host } = await tempHost(t);
+  const env = (await host.start('sb', ['linear'], { adminToken: 'admin', seeds: { linear: seed } })).linear!
+    .env_vars;
+  const { LinearClient: LinearClientV97 } = await import('linear-sdk-v97');
+  // Version 97 has the same calls; its declarations are a copy of their own, which TypeScript keeps apart.
+  const linear = new LinearClientV97({ apiKey: env.LINEAR_API_KEY, apiUrl: env.LINEAR_API_URL });
+  const { issue } = await issueFlow(t, linear as unknown as LinearClient);
+  t.equal(issue.identifier, 'WEB-2');
+  const bogus = new LinearClientV97({
+    apiKey: 'lin_api_0000000000000000000000000000000000000000',
+    apiUrl: env.LINEAR_API_URL,
+  });
+  t.equal(await errorType(bogus.viewer), 'AuthenticationError');
+});

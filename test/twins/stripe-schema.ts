@@ -1,6 +1,6 @@
 /**
- * Compiles the validators of every Stripe operation (vendor-schema.ts), once a process, before the first
- * call of a stripe-node client (`stripeClient` calls it).
+ * Compiles the validators of every Stripe operation (vendor-schema.ts) of one version's description, once
+ * a process, before the first call of a stripe-node client in it (`stripeClient` calls it).
  * Compiling Stripe's description takes seconds on a loaded machine; done lazily, on the first response
  * of each operation, it would hold a keep-alive connection idle past the twin's 5 s keep-alive timeout,
  * and the SDK's next request on that connection would meet a reset.
@@ -8,17 +8,20 @@
 import { readFileSync } from 'node:fs';
 import { checkResponse, vendorSchemaDir, type VendorSource } from './vendor-schema.ts';
 
-let compiled = false;
+/** The descriptions compiled so far: `stripe` (the current version) or `stripe@<version>`. */
+const compiled = new Set<string>();
 
-export function precompileStripeSchemas(): void {
-  if (compiled) return;
-  compiled = true;
-  const source = JSON.parse(readFileSync(`${vendorSchemaDir('stripe')}source.json`, 'utf8')) as VendorSource;
+export function precompileStripeSchemas(description = 'stripe'): void {
+  if (compiled.has(description)) return;
+  compiled.add(description);
+  const source = JSON.parse(
+    readFileSync(`${vendorSchemaDir(description)}source.json`, 'utf8'),
+  ) as VendorSource;
   for (const operation of source.operations) {
     const [method, path] = operation.split(' ');
     // checkResponse compiles and caches the schema of each status it checks; it records nothing.
-    checkResponse('stripe', { method: method!, path: path!, status: 200, body: {} });
-    checkResponse('stripe', { method: method!, path: path!, status: 400, body: {} });
+    checkResponse(description, { method: method!, path: path!, status: 200, body: {} });
+    checkResponse(description, { method: method!, path: path!, status: 400, body: {} });
   }
 }
 

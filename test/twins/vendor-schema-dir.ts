@@ -54,6 +54,9 @@ export function sharedVendorSchemasRoot(env: NodeJS.ProcessEnv = process.env): s
 
 /** Where a twin's description lives (with a trailing slash). */
 export function vendorSchemaDir(twin: string, env: NodeJS.ProcessEnv = process.env): string {
+  // `stripe@2022-11-15`: the description of one API version of a twin that serves several.
+  const [name, version] = twin.split('@');
+  if (version) return `${ROOT}server/twins/vendors/${name}/vendor-schema/versions/${version}/`;
   return SHARED_VENDOR_SCHEMA_TWINS.includes(twin)
     ? `${join(sharedVendorSchemasRoot(env), twin)}/`
     : `${ROOT}server/twins/vendors/${twin}/vendor-schema/`;

@@ -130,7 +130,7 @@ export class TwinInstance {
     instance.port = await listen(server, opts.bindHost, opts.port);
     instance.baseUrl = `http://${formatHost(opts.publicHost)}:${instance.port}`;
     instance.ownUrl = opts.publicBase && opts.publicUrl ? opts.publicUrl : instance.baseUrl;
-    instance.rewriter = new OriginRewriter(instance.ownUrl);
+    instance.rewriter = new OriginRewriter(instance.ownUrl, opts.factory.pages);
     try {
       instance.driver = await opts.factory.create({
         baseUrl: instance.ownUrl,

@@ -51,9 +51,18 @@ export class OriginRewriter {
   private readonly probe: Buffer;
   private readonly encodedProbe: Buffer;
 
-  constructor(private readonly from: string) {
-    this.plain = new RegExp(`${escape(from)}(?![0-9])`, 'g');
-    this.encoded = new RegExp(`${escape(encodeURIComponent(from))}(?![0-9])`, 'gi');
+  /** `pages`: path prefixes whose URLs stay as written (TwinFactory.pages: links for a browser). */
+  constructor(
+    private readonly from: string,
+    pages: readonly string[] = [],
+  ) {
+    const keep = (encode: (text: string) => string) =>
+      pages.length ? `(?!${pages.map((page) => escape(encode(page))).join('|')})` : '';
+    this.plain = new RegExp(`${escape(from)}(?![0-9])${keep((page) => page)}`, 'g');
+    this.encoded = new RegExp(
+      `${escape(encodeURIComponent(from))}(?![0-9])${keep(encodeURIComponent)}`,
+      'gi',
+    );
     this.probe = Buffer.from(from);
     this.encodedProbe = Buffer.from(encodeURIComponent(from));
   }

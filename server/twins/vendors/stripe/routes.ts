@@ -72,12 +72,15 @@ import {
   updateWebhookEndpoint,
 } from './resources/webhook-endpoints.ts';
 import type { StripeStore } from './store.ts';
+import type { StripeApiVersion } from './versions/catalog.ts';
 
 /** What a route works with: the store, and where the hosted checkout page is reached (sessions' `url`). */
 export interface StripeContext {
   store: StripeStore;
   /** The origin browsers reach the hosted page on, from outside the sandbox. */
   pageOrigin: () => string;
+  /** The version the request is answered in (a webhook endpoint made without `api_version` is pinned to it). */
+  apiVersion: StripeApiVersion;
 }
 
 export type Route = [
@@ -160,7 +163,7 @@ export const ROUTES: Route[] = [
   ['GET', path('/v1/checkout/sessions/{id}'), (s, m) => retrieveCheckoutSession(s.store, m[1]!)],
   ['POST', path('/v1/checkout/sessions/{id}/expire'), (s, m) => expireCheckoutSession(s.store, m[1]!)],
   ['GET', path('/v1/checkout/sessions/{id}/line_items'), (s, m, _b, q) => listLineItems(s.store, m[1]!, q)],
-  ['POST', path('/v1/webhook_endpoints'), (s, _m, b) => createWebhookEndpoint(s.store, b)],
+  ['POST', path('/v1/webhook_endpoints'), (s, _m, b) => createWebhookEndpoint(s.store, b, s.apiVersion)],
   ['GET', path('/v1/webhook_endpoints'), (s, _m, _b, q) => listWebhookEndpoints(s.store, q)],
   ['GET', path('/v1/webhook_endpoints/{id}'), (s, m) => s.store.find('webhook_endpoint', m[1]!)],
   ['POST', path('/v1/webhook_endpoints/{id}'), (s, m, b) => updateWebhookEndpoint(s.store, m[1]!, b)],

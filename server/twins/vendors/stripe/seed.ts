@@ -14,6 +14,12 @@ import {
 } from './resources/payment-methods.ts';
 import { createPrice, createProduct } from './resources/products.ts';
 import { StripeStore, type StripeObject, type StripeState } from './store.ts';
+import {
+  CURRENT_VERSION,
+  OLDEST_VERSION,
+  STRIPE_API_VERSIONS,
+  type StripeApiVersion,
+} from './versions/catalog.ts';
 
 interface StripeCustomerSeed {
   id?: string;
@@ -42,6 +48,8 @@ export interface StripeSeed {
     prices?: Array<{ id?: string; unit_amount: number; currency: string; recurring?: { interval: string } }>;
   }>;
   webhook?: { url: string; events?: string[] };
+  /** The account's default API version: requests without `Stripe-Version` and the seed webhook's events. */
+  api_version?: StripeApiVersion;
 }
 
 const seedSchema = Joi.object<StripeSeed>({
@@ -85,6 +93,11 @@ const seedSchema = Joi.object<StripeSeed>({
       ),
     }),
   ),
+  api_version: Joi.string()
+    .valid(...STRIPE_API_VERSIONS)
+    .messages({
+      'any.only': `{{#label}} must be a Stripe API version from ${OLDEST_VERSION} to ${CURRENT_VERSION}`,
+    }),
   webhook: Joi.object({
     url: Joi.string()
       .uri({ scheme: ['http', 'https'] })
@@ -100,6 +113,7 @@ export const validateStripeSeed = seedValidator('stripe', seedSchema);
  * sends no events (they were not API calls). The seed's `webhook` is the twin's to apply.
  */
 export function seedStripe(state: StripeState, seed: StripeSeed): void {
+  if (seed.api_version) state.api_version = seed.api_version;
   const quiet = new StripeStore(state);
   try {
     for (const c of seed.customers ?? []) {

@@ -5,13 +5,15 @@
  * are trivial.
  *
  * The store inserts, finds, updates and lists objects and records events; the resource families
- * (resources/*.ts) are plain functions over it. Objects are kept in the shape of the one API version the
- * twin speaks (STRIPE_API_VERSION): the internal model, which answers leave through shape.ts.
+ * (resources/*.ts) are plain functions over it. Objects are kept in the shape of the current API version
+ * (STRIPE_API_VERSION): the internal model, which answers leave through versions/render.ts in the version
+ * asked for.
  */
 import { randomBytes } from 'node:crypto';
 import { isForbiddenKey, ownValue, setOwn } from '../../runtime/safe-json.ts';
 import { invalid, missing } from './errors.ts';
 import { listLimit } from './params.ts';
+import { CURRENT_VERSION, type StripeApiVersion } from './versions/catalog.ts';
 
 export type StripeObject = Record<string, unknown> & { id: string; object: string; created: number };
 
@@ -19,13 +21,18 @@ export interface StripeState {
   seq: number;
   /** Every object by id; `_seq` orders lists (newest first) where `created` seconds would tie. */
   objects: Record<string, { seq: number; data: StripeObject; hidden?: Record<string, unknown> }>;
-  idempotency: Record<string, { fingerprint: string; status: number; body: unknown }>;
+  idempotency: Record<
+    string,
+    { fingerprint: string; status: number; body: unknown; version?: StripeApiVersion }
+  >;
+  /** The account's default API version (the seed's `api_version`); the current one when unset. */
+  api_version?: StripeApiVersion;
 }
 
 export const emptyStripeState = (): StripeState => ({ seq: 0, objects: {}, idempotency: {} });
 
-/** The API version the twin speaks: stripe-node 23's pinned one (its events and webhooks carry it). */
-export const STRIPE_API_VERSION = '2026-10-28.endive';
+/** The version objects are kept in (stripe-node 23's pinned one); answers are rendered from it (versions/). */
+export const STRIPE_API_VERSION = CURRENT_VERSION;
 
 const PREFIX: Record<string, string> = {
   customer: 'cus',
@@ -67,6 +74,11 @@ export interface StoreHooks {
    * (resources/invoices.ts), which payment intents do not know of.
    */
   intentSucceeded?: (store: StripeStore, intent: StripeObject) => void;
+}
+
+/** The account's default version: what events are rendered in when they happen. */
+export function accountVersion(state: StripeState): StripeApiVersion {
+  return state.api_version ?? CURRENT_VERSION;
 }
 
 export class StripeStore {
@@ -143,7 +155,7 @@ export class StripeStore {
   event(type: string, object: StripeObject, request?: { idempotencyKey?: string }, previous?: object) {
     if (!this.hooks.emit) return;
     const event = this.insert('event', {
-      api_version: STRIPE_API_VERSION,
+      api_version: accountVersion(this.state),
       type,
       data: { object: structuredClone(object), ...(previous ? { previous_attributes: previous } : {}) },
       pending_webhooks: 1,

@@ -1,5 +1,6 @@
 import type { TwinSummary } from '../../contract.ts';
 import { record, summaryTable, text } from '../../kit/summary.ts';
+import { CURRENT_VERSION } from './versions/catalog.ts';
 
 /** A minor-unit amount as people read it: 1000 usd → "10.00 USD" (zero-decimal currencies aside). */
 function money(amount: unknown, currency: unknown): string {
@@ -30,8 +31,19 @@ export function summarizeStripe(state: unknown): TwinSummary {
     return `${money(price.unit_amount, price.currency)}${interval ? ` / ${interval}` : ''}`;
   };
   const prices = ofType('price');
+  // Where Stripe's Dashboard shows it (Developers → API version): the version unpinned requests get.
+  const apiVersion = text(record(record(state)?.state)?.api_version) || CURRENT_VERSION;
+  const endpoints = ofType('webhook_endpoint').filter((e) => !e.deleted);
   return {
     tables: [
+      summaryTable(
+        'API versions',
+        ['Used by', 'Version'],
+        [
+          ['Account default', apiVersion],
+          ...endpoints.map((e) => [`Webhook endpoint ${text(e.id)}`, text(e.api_version) || apiVersion]),
+        ],
+      ),
       summaryTable(
         'Customers',
         ['ID', 'E-mail', 'Name', 'Default payment method', 'Created'],

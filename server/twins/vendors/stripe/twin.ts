@@ -12,7 +12,6 @@ import { ownValue, setOwn } from '../../runtime/safe-json.ts';
 import { presentedToken, randomToken, secretEquals } from '../../runtime/secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../../runtime/webhooks.ts';
 import { describeStripeChange } from './changes.ts';
-import { versionError } from './api-version.ts';
 import { checkoutPage } from './checkout-page.ts';
 import { StripeError } from './errors.ts';
 import { expandPaths, expandResponse } from './expand.ts';
@@ -32,8 +31,17 @@ import {
   unauthorized,
   unrecognizedUrl,
 } from './shape.ts';
-import { StripeStore, emptyStripeState, type StripeObject, type StripeState } from './store.ts';
+import {
+  StripeStore,
+  accountVersion,
+  emptyStripeState,
+  type StripeObject,
+  type StripeState,
+} from './store.ts';
 import { summarizeStripe } from './summary.ts';
+import { isBefore, resolveVersion, type StripeApiVersion } from './versions/catalog.ts';
+import { eventIn, renderIn } from './versions/render.ts';
+import { checkRequestIn } from './versions/requests.ts';
 
 interface StripeSaved {
   secret_key: string;
@@ -75,12 +83,22 @@ class StripeTwin implements TwinDriver {
     this.context = {
       store: this.store,
       pageOrigin: () => (this.publicUrl ?? this.host.origin).replace(/\/$/, ''),
+      apiVersion: accountVersion(state),
     };
   }
 
+  /** The account's default API version: requests without `Stripe-Version` are answered in it. */
+  private get accountVersion(): StripeApiVersion {
+    return accountVersion(this.store.state);
+  }
+
+  /**
+   * An event goes out in the version its endpoint was pinned to when it was made (`api_version`), as on
+   * Stripe; the seed's webhook target, pinned to nothing, gets the account's version of the moment.
+   */
   private deliver(event: StripeObject): void {
     const type = event.type as string;
-    void this.webhooks.deliver(type, event);
+    void this.webhooks.deliver(type, renderIn(event, event.api_version as StripeApiVersion, this.store));
     for (const target of endpointTargets(this.store, type)) {
       let outbox = this.endpointOutboxes.get(target.id);
       if (!outbox) {
@@ -88,7 +106,7 @@ class StripeTwin implements TwinDriver {
         this.endpointOutboxes.set(target.id, outbox);
       }
       outbox.target = { url: target.url, secret: target.secret, events: target.events };
-      void outbox.deliver(type, event);
+      void outbox.deliver(type, eventIn(event, target.apiVersion ?? this.accountVersion, this.store));
     }
   }
 
@@ -101,7 +119,7 @@ class StripeTwin implements TwinDriver {
     const presented = presentedToken(head.headers.get('authorization'));
     const key = presented && ['bearer', 'basic'].includes(presented.scheme) ? presented.token : '';
     if (key && secretEquals(key, this.keys.secret_key)) return true;
-    return unauthorized(key);
+    return unauthorized(key, this.accountVersion);
   }
 
   async handle(request: Request, granted: Granted): Promise<Response> {
@@ -110,8 +128,13 @@ class StripeTwin implements TwinDriver {
       const page = await checkoutPage(request, this.store);
       if (page) return page;
     }
-    const badVersion = versionError(request.headers.get('stripe-version'));
-    if (badVersion) return stripeJson(badVersion.status, { error: badVersion.body });
+    let version: StripeApiVersion;
+    try {
+      version = resolveVersion(request.headers.get('stripe-version'), this.accountVersion);
+    } catch (error) {
+      if (!(error instanceof StripeError)) throw error;
+      return stripeJson(error.status, { error: error.body }, {}, this.accountVersion);
+    }
     // stripe-node sends the parameters of a DELETE (`cancellation_details[...]`) in the query string.
     const text =
       request.method === 'GET'
@@ -124,7 +147,7 @@ class StripeTwin implements TwinDriver {
       form = parseForm(text);
     } catch (error) {
       if (!(error instanceof FormError)) throw error;
-      return refusedParam(error.message, error.param);
+      return refusedParam(error.message, error.param, version);
     }
     const idempotencyKey = request.headers.get('idempotency-key') ?? undefined;
     const state = this.store.state;
@@ -134,23 +157,31 @@ class StripeTwin implements TwinDriver {
       // The key is the caller's: only this state's own entries count, never a prototype property.
       const seen = ownValue(state.idempotency, idempotencyKey);
       if (seen) {
-        if (seen.fingerprint !== fingerprint) return idempotencyMismatch(idempotencyKey);
-        return stripeJson(seen.status, seen.body, {
-          'idempotent-replayed': 'true',
-          'idempotency-key': idempotencyKey,
-        });
+        if (seen.fingerprint !== fingerprint) return idempotencyMismatch(idempotencyKey, version);
+        // The first answer is replayed as it was, in the version it was rendered in.
+        return stripeJson(
+          seen.status,
+          seen.body,
+          { 'idempotent-replayed': 'true', 'idempotency-key': idempotencyKey },
+          seen.version ?? version,
+        );
       }
-      const result = this.dispatch(request.method, url, form, idempotencyKey);
-      setOwn(state.idempotency, idempotencyKey, { fingerprint, status: result.status, body: result.body });
-      return stripeJson(result.status, result.body, { 'idempotency-key': idempotencyKey });
+      const result = this.dispatch(request.method, url, form, version, idempotencyKey);
+      setOwn(state.idempotency, idempotencyKey, {
+        fingerprint,
+        status: result.status,
+        body: result.body,
+        version,
+      });
+      return stripeJson(result.status, result.body, { 'idempotency-key': idempotencyKey }, version);
     }
-    const result = this.dispatch(request.method, url, form);
-    return stripeJson(result.status, result.body);
+    const result = this.dispatch(request.method, url, form, version);
+    return stripeJson(result.status, result.body, {}, version);
   }
 
   /** Stripe's error shape for input refused before `handle` (bad keys, too large) or a thrown TwinInputError. */
   errorResponse(status: number, message: string, code?: string): Response {
-    return refusedInput(status, message, code);
+    return refusedInput(status, message, code, this.accountVersion);
   }
 
   /** Synchronous on purpose: a request's read-modify-write cannot interleave with another's. */
@@ -158,6 +189,7 @@ class StripeTwin implements TwinDriver {
     method: string,
     url: URL,
     form: FormObject,
+    version: StripeApiVersion,
     key?: string,
   ): { status: number; body: unknown } {
     const query = new URLSearchParams(url.search);
@@ -168,29 +200,46 @@ class StripeTwin implements TwinDriver {
       try {
         const paths = expandPaths(query, form);
         for (const [k] of [...query]) if (/^expand\[/.test(k)) query.delete(k);
-        const body = handler(this.context, match, form, query, key);
+        checkRequestIn(version, method, url.pathname, form);
+        const body = handler({ ...this.context, apiVersion: version }, match, form, query, key);
+        // Expansion works on the rendered objects: a field a version lacks cannot be expanded in it.
+        const lookup = (id: string) => {
+          const found = this.store.lookup(id);
+          return found && (renderIn(found, version, this.store) as Record<string, unknown>);
+        };
         return {
           status: 200,
-          body: expandResponse(body, paths, (id) => this.store.lookup(id), this.computed),
+          body: expandResponse(renderIn(body, version, this.store), paths, lookup, this.computed(version)),
         };
       } catch (error) {
-        if (error instanceof StripeError) return { status: error.status, body: { error: error.body } };
+        if (error instanceof StripeError) {
+          return { status: error.status, body: renderIn({ error: error.body }, version, this.store) };
+        }
         throw error;
       }
     }
     return { status: 404, body: unrecognizedUrl(method, url.pathname) };
   }
 
-  /** Fields Stripe sends only when expanded: a session's `line_items`, an invoice's `confirmation_secret`. */
-  private readonly computed = (object: Record<string, unknown>, field: string): unknown => {
-    if (object.object === 'checkout.session' && field === 'line_items' && typeof object.id === 'string') {
-      return lineItemsList(this.store, object.id);
-    }
-    if (object.object === 'invoice' && field === 'confirmation_secret') {
-      return confirmationSecret(this.store, object);
-    }
-    return undefined;
-  };
+  /**
+   * Fields Stripe sends only when expanded: a session's `line_items`, an invoice's `confirmation_secret`
+   * (from basil on; before it the invoice names its `payment_intent`).
+   */
+  private readonly computed =
+    (version: StripeApiVersion) =>
+    (object: Record<string, unknown>, field: string): unknown => {
+      if (object.object === 'checkout.session' && field === 'line_items' && typeof object.id === 'string') {
+        return renderIn(lineItemsList(this.store, object.id), version, this.store);
+      }
+      if (
+        object.object === 'invoice' &&
+        field === 'confirmation_secret' &&
+        !isBefore(version, '2025-03-31.basil')
+      ) {
+        return confirmationSecret(this.store, object);
+      }
+      return undefined;
+    };
 
   /** `PUT /_twinbox/public_url {url}`: the base URL browsers reach this twin on (checkout pages). */
   readonly adminRoutes = async (method: string, subpath: string, body: unknown) => {
@@ -255,7 +304,7 @@ class StripeTwin implements TwinDriver {
   }
 
   faultResponse(kind: 'status' | 'rate_limit', status: number): Response {
-    return injectedFault(kind, status);
+    return injectedFault(kind, status, this.accountVersion);
   }
 
   async close(): Promise<void> {
@@ -267,8 +316,12 @@ class StripeTwin implements TwinDriver {
 export const stripeTwin: TwinFactory = {
   name: 'stripe',
   description:
-    'Stripe API 2026-10-28.endive: customers (and search), products, prices, payment methods, payment intents and charges with test cards, refunds, subscriptions with trials, invoices and invoice items, Checkout Sessions with a hosted test-card page, webhook endpoints, events, Idempotency-Key, expand[], signed webhooks',
+    "Stripe API, every version from 2020-08-27 to 2026-10-28.endive (Stripe-Version, or the seed's api_version): customers (and search), products, prices, payment methods, payment intents and charges with test cards, refunds, subscriptions with trials, invoices and invoice items, Checkout Sessions with a hosted test-card page, webhook endpoints, events, Idempotency-Key, expand[], signed webhooks",
   hosts: ['api.stripe.com', 'files.stripe.com'],
+  // The hosted Checkout page: a browser outside the sandbox follows a session's url, whoever created it.
+  pages: ['/c/'],
+  // The hosted Checkout page: a browser outside the sandbox follows a session's url, whoever created it.
+  pages: ['/c/'],
   envVarNames: [
     'STRIPE_SECRET_KEY',
     'STRIPE_PUBLISHABLE_KEY',

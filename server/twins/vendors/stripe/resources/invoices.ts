@@ -326,7 +326,11 @@ export function payInvoice(store: StripeStore, id: string, b: FormObject, idempo
       'invoice_not_editable',
     );
   }
-  if (bool(b.paid_out_of_band, 'paid_out_of_band')) return markInvoicePaid(store, id, 0, idempotencyKey);
+  if (bool(b.paid_out_of_band, 'paid_out_of_band')) {
+    // Versions before basil show it (`paid_out_of_band: true`).
+    store.hidden(id).paid_out_of_band = true;
+    return markInvoicePaid(store, id, 0, idempotencyKey);
+  }
   const pm = invoicePaymentMethod(store, invoice, str(b.payment_method));
   if (!pm) {
     throw invalid(

@@ -70,7 +70,8 @@ export function createPaymentIntent(store: StripeStore, b: FormObject, idempoten
       status: pm ? 'requires_confirmation' : 'requires_payment_method',
       transfer_group: null,
     },
-    undefined,
+    // Versions before 2024-06-20 show a defaulted capture_method as `automatic` (versions/gates/).
+    b.capture_method === undefined ? { capture_method_defaulted: true } : undefined,
     id,
   );
   store.event('payment_intent.created', pi, { idempotencyKey });

@@ -18,7 +18,7 @@ import { now, type StripeObject, type StripeStore } from '../store.ts';
 import { resolvePrice } from './products.ts';
 
 /** The legacy `plan` view of a price, which subscription items still carry. */
-function planOf(price: StripeObject) {
+export function planOf(price: StripeObject) {
   const recurring = price.recurring as {
     interval: string;
     interval_count: number;

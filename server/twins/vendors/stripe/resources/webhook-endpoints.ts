@@ -16,6 +16,7 @@ import {
   type FormObject,
 } from '../params.ts';
 import type { StripeStore } from '../store.ts';
+import { servedVersion, type StripeApiVersion } from '../versions/catalog.ts';
 
 const MAX_ENDPOINTS = 16;
 
@@ -24,6 +25,8 @@ export interface EndpointTarget {
   url: string;
   secret: string;
   events: string[];
+  /** The version its events are rendered in. */
+  apiVersion: StripeApiVersion | undefined;
 }
 
 function checkedUrl(value: string): string {
@@ -48,15 +51,21 @@ function events(value: FormObject[string] | undefined): string[] {
   return list;
 }
 
-export function createWebhookEndpoint(store: StripeStore, b: FormObject) {
+/**
+ * `api_version`: the version its events are rendered in, the one given or else the version of the
+ * request that made it (so an app's SDK gets events in the version it pins).
+ */
+export function createWebhookEndpoint(store: StripeStore, b: FormObject, requestVersion: StripeApiVersion) {
   if (store.all('webhook_endpoint').length >= MAX_ENDPOINTS) {
     throw invalid(`You have reached the maximum of ${MAX_ENDPOINTS} test webhook endpoints.`);
   }
+  const asked = str(b.api_version);
+  const apiVersion = asked ? servedVersion(asked, 'api_version') : requestVersion;
   const secret = randomToken('whsec_');
   const endpoint = store.insert(
     'webhook_endpoint',
     {
-      api_version: str(b.api_version) ?? null,
+      api_version: apiVersion,
       application: null,
       description: str(b.description) ?? null,
       enabled_events: events(b.enabled_events),
@@ -102,5 +111,6 @@ export function endpointTargets(store: StripeStore, type: string): EndpointTarge
       url: String(e.url),
       secret: String(store.hidden(e.id).secret),
       events: e.enabled_events as string[],
+      apiVersion: (e.api_version as StripeApiVersion | null) ?? undefined,
     }));
 }

@@ -17,9 +17,14 @@
  * are kept as `{type: object}` marked `x-twinbox-trimmed`, since the twin returns them only as ids.
  *
  * Run: `npx tsx server/twins/vendors/stripe/vendor-schema/generate.ts` (after upgrading `stripe`).
+ *
+ * Older API versions: `generate.ts stripe-v12` reads the aliased devDependency `stripe-v12` (stripe-node
+ * 12, pinned to `2022-11-15`) and writes `versions/2022-11-15/`. Older majors keep their types in
+ * `types/` (v12-v20) or `types/<api version>/` (v8-v10), as `declare module 'stripe'` namespaces rather
+ * than the ESM exports of v22+; both layouts are read the same way.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,12 +34,41 @@ import ts from 'typescript';
 type Schema = Record<string, unknown>;
 
 const here = dirname(fileURLToPath(import.meta.url));
-const stripeRoot = join(dirname(createRequire(import.meta.url).resolve('stripe')), '..');
-const esm = join(stripeRoot, 'esm');
-const version = readFileSync(join(esm, 'apiVersion.js'), 'utf8').match(/ApiVersion = '([^']+)'/)![1]!;
-const openapiVersion = readFileSync(join(stripeRoot, 'OPENAPI_VERSION'), 'utf8').trim();
+/** The package to read: `stripe` (the current major) or an aliased older major such as `stripe-v12`. */
+const packageName = process.argv[2] ?? 'stripe';
+const stripeRoot = packageRoot(packageName);
 const sdkVersion = (JSON.parse(readFileSync(join(stripeRoot, 'package.json'), 'utf8')) as { version: string })
   .version;
+const version = pinnedApiVersion(stripeRoot);
+const openapiVersion = existsSync(join(stripeRoot, 'OPENAPI_VERSION'))
+  ? readFileSync(join(stripeRoot, 'OPENAPI_VERSION'), 'utf8').trim()
+  : null;
+/** Where the resource types are: ESM modules (v22+), `types/` (v12-v20) or `types/<api version>/` (v8-v10). */
+const esm = [
+  join(stripeRoot, 'esm', 'resources'),
+  join(stripeRoot, 'types', version),
+  join(stripeRoot, 'types'),
+].filter((dir) => existsSync(join(dir, 'Customers.d.ts')))[0]!;
+const outDir = packageName === 'stripe' ? here : join(here, 'versions', version);
+
+function packageRoot(name: string): string {
+  // Its entry may sit below a nested package.json (`cjs/package.json`): cut at the package's own folder.
+  const entry = createRequire(import.meta.url).resolve(name);
+  const marker = `/node_modules/${name}/`;
+  return entry.slice(0, entry.lastIndexOf(marker) + marker.length - 1);
+}
+
+/** The API version the package pins: its `apiVersion` module, or for v8 the folder its types are in. */
+function pinnedApiVersion(root: string): string {
+  for (const file of ['esm/apiVersion.js', 'cjs/apiVersion.js', 'lib/apiVersion.js']) {
+    if (!existsSync(join(root, file))) continue;
+    const match = /ApiVersion\s*[=:]\s*'([^']+)'/.exec(readFileSync(join(root, file), 'utf8'));
+    if (match) return match[1]!;
+  }
+  const dated = readdirSync(join(root, 'types')).filter((d) => /^\d{4}-\d{2}-\d{2}/.test(d));
+  if (dated.length === 1) return dated[0]!;
+  throw new Error(`${root}: no pinned API version found`);
+}
 
 /** Component name -> [file under esm/resources, exported interface]. The resources the twin returns. */
 const RESOURCES: Record<string, [string, string]> = {
@@ -47,7 +81,7 @@ const RESOURCES: Record<string, [string, string]> = {
   payment_intent: ['PaymentIntents.d.ts', 'PaymentIntent'],
   charge: ['Charges.d.ts', 'Charge'],
   refund: ['Refunds.d.ts', 'Refund'],
-  event: ['Events.d.ts', 'EventBase'],
+  event: ['Events.d.ts', 'EventBase'], // `Event` before stripe-node 13
   subscription: ['Subscriptions.d.ts', 'Subscription'],
   subscription_item: ['SubscriptionItems.d.ts', 'SubscriptionItem'],
   invoice: ['Invoices.d.ts', 'Invoice'],
@@ -266,19 +300,47 @@ const ERROR_SCHEMAS: Record<string, Schema> = {
   },
 };
 
-const files = [...new Set(Object.values(RESOURCES).map(([file]) => join(esm, 'resources', file)))];
-const program = ts.createProgram(files, { strict: true, noEmit: true, skipLibCheck: true });
+const files = [...new Set(Object.values(RESOURCES).map(([file]) => join(esm, file)))];
+// The namespace layout's files reference each other through its index (`/// <reference path>`).
+const index = join(esm, 'index.d.ts');
+const program = ts.createProgram(existsSync(index) ? [index, ...files] : files, {
+  strict: true,
+  noEmit: true,
+  skipLibCheck: true,
+});
 const checker = program.getTypeChecker();
+
+/**
+ * The statements a resource file declares its types in: the file itself (ESM), or the body of
+ * `declare module 'stripe' { namespace Stripe { ... } }`, one namespace deeper for `Checkout/`.
+ */
+function declarationsOf(source: ts.SourceFile, file: string): readonly ts.Statement[] {
+  const ambient = source.statements.find(
+    (s): s is ts.ModuleDeclaration => ts.isModuleDeclaration(s) && ts.isStringLiteral(s.name),
+  );
+  if (!ambient) return source.statements; // ESM: `export interface Customer` at the top
+  let statements: readonly ts.Statement[] = [ambient];
+  const depth = file.includes('/') ? 3 : 2;
+  for (let level = 0; level < depth; level++) {
+    const module = statements.find((s): s is ts.ModuleDeclaration => ts.isModuleDeclaration(s));
+    if (!module?.body || !ts.isModuleBlock(module.body)) return statements;
+    statements = module.body.statements;
+  }
+  return statements;
+}
 
 /** Interface declarations of the served resources, so a reference to one becomes a `$ref`. */
 const byDeclaration = new Map<ts.Declaration, string>();
 function interfaceOf(file: string, name: string): ts.InterfaceDeclaration {
-  const source = program.getSourceFile(join(esm, 'resources', file))!;
-  const found = source.statements.find(
-    (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name,
-  );
-  if (!found) throw new Error(`${name} not found in ${file}`);
-  return found;
+  const source = program.getSourceFile(join(esm, file))!;
+  const names = name === 'EventBase' ? ['EventBase', 'Event'] : [name];
+  for (const wanted of names) {
+    const found = declarationsOf(source, file).find(
+      (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === wanted,
+    );
+    if (found) return found;
+  }
+  throw new Error(`${name} not found in ${file}`);
 }
 for (const [component, [file, name]] of Object.entries(RESOURCES)) {
   byDeclaration.set(interfaceOf(file, name), component);
@@ -424,8 +486,16 @@ for (const [method, path, operationId, schema] of OPERATIONS) {
   };
 }
 
-const sourceFile = join(here, 'source.json');
-const source = JSON.parse(readFileSync(sourceFile, 'utf8')) as Record<string, unknown>;
+mkdirSync(outDir, { recursive: true });
+const sourceFile = join(outDir, 'source.json');
+// A version's source.json starts as a copy of the current one's (vendor, check rules).
+const source = JSON.parse(
+  readFileSync(existsSync(sourceFile) ? sourceFile : join(here, 'source.json'), 'utf8'),
+) as Record<string, unknown>;
+if (packageName !== 'stripe' && !existsSync(sourceFile)) {
+  delete source.published;
+  delete source.openapi_version;
+}
 const document = {
   openapi: '3.0.0',
   info: { title: 'Stripe API (the operations the Twinbox Stripe twin serves)', version },
@@ -437,7 +507,7 @@ async function formatted(value: unknown, file: string): Promise<string> {
   const options = (await prettier.resolveConfig(file)) ?? {};
   return prettier.format(JSON.stringify(value), { ...options, filepath: file });
 }
-const openapiFile = join(here, 'openapi.json');
+const openapiFile = join(outDir, 'openapi.json');
 const text = await formatted(document, openapiFile);
 writeFileSync(openapiFile, text);
 writeFileSync(
@@ -445,9 +515,17 @@ writeFileSync(
   await formatted(
     {
       ...source,
+      ...(packageName === 'stripe'
+        ? {}
+        : {
+            title: `Stripe API ${version}, as stripe-node ${sdkVersion}'s generated types describe it`,
+            source: `npm package ${packageName} (stripe@${sdkVersion}), the types of its pinned API version`,
+            url: `https://www.npmjs.com/package/stripe/v/${sdkVersion}`,
+            regenerate: `npx tsx server/twins/vendors/stripe/vendor-schema/generate.ts ${packageName}`,
+          }),
       version: sdkVersion,
       api_version: version,
-      openapi_version: openapiVersion,
+      ...(openapiVersion ? { openapi_version: openapiVersion } : {}),
       sha256: createHash('sha256').update(text).digest('hex'),
       generated: new Date().toISOString().slice(0, 10),
       operations: OPERATIONS.map(([method, path]) => `${method.toUpperCase()} ${path}`),
@@ -455,4 +533,6 @@ writeFileSync(
     sourceFile,
   ),
 );
-console.log(`openapi.json: ${Object.keys(paths).length} paths, ${Object.keys(schemas).length} schemas`);
+console.log(
+  `${outDir}/openapi.json (${version}): ${Object.keys(paths).length} paths, ${Object.keys(schemas).length} schemas`,
+);
