@@ -64,7 +64,7 @@ function sdkPinnedBundles(): string[] {
   for (const lib of ['/usr/lib', '/usr/local/lib']) {
     let pythons: string[] = [];
     try {
-      pythons = readdirSync(lib).filter((name) => /^python3(\.\d+)?$/.test(name));
+      pythons = readdirSync(lib).filter((name) => name === 'python3' || name.startsWith('python3.'));
     } catch {
       continue;
     }
