@@ -320,8 +320,6 @@ export const stripeTwin: TwinFactory = {
   hosts: ['api.stripe.com', 'files.stripe.com'],
   // The hosted Checkout page: a browser outside the sandbox follows a session's url, whoever created it.
   pages: ['/c/'],
-  // The hosted Checkout page: a browser outside the sandbox follows a session's url, whoever created it.
-  pages: ['/c/'],
   envVarNames: [
     'STRIPE_SECRET_KEY',
     'STRIPE_PUBLISHABLE_KEY',
