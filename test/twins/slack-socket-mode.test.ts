@@ -10,6 +10,7 @@
  * Slack's reference pages document (cited at each schema).
  */
 import { createHmac } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import t, { type Test } from 'tap';
 import { Ajv } from 'ajv';
 import WebSocket from 'ws';
@@ -555,4 +556,92 @@ t.test('token types: only the app-level token opens a connection, and it calls n
   t.equal(again.env_vars.SLACK_APP_TOKEN, env.SLACK_APP_TOKEN, 'the app token is kept across a restart');
   const reopened = await connectionsOpen(again.env_vars.SLACK_API_URL!, bearer(env.SLACK_APP_TOKEN!));
   t.equal(reopened.ok, true);
+});
+
+/** A Web API call to the twin's port as if it had come to another origin (its Host and scheme). */
+function callAt(
+  apiUrl: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<Record<string, unknown>> {
+  const target = new URL(`${apiUrl}${method}`);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      target,
+      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+t.test("URLs follow the origin the caller reached the twin at: Slack's own host, a public URL", async (t) => {
+  const { env, call } = await start(t);
+  const apiUrl = env.SLACK_API_URL!;
+  const app = { authorization: `Bearer ${env.SLACK_APP_TOKEN}` };
+
+  // Intercepted, the app called https://slack.com: the URL is Slack's own Socket Mode host, which the
+  // sandbox hands back to the twin; its ticket is the twin's.
+  const intercepted = await callAt(
+    apiUrl,
+    'apps.connections.open',
+    { ...app, host: 'slack.com', 'x-forwarded-proto': 'https' },
+    '',
+  );
+  t.match(intercepted, {
+    ok: true,
+    url: /^wss:\/\/wss-primary\.slack\.com\/link\/\?ticket=[\w-]+&app_id=A[A-Z0-9]+$/,
+  });
+  const ticketed = new URL(String(intercepted.url));
+  const socket = await rawConnection(
+    `${apiUrl.replace(/^http/, 'ws').replace(/\/api\/$/, '')}/link/${ticketed.search}`,
+  );
+  t.teardown(() => socket.close());
+  t.match(await socket.next('hello'), { type: 'hello' }, 'its ticket opens a connection');
+
+  const publicOrigin = await callAt(
+    apiUrl,
+    'apps.connections.open',
+    { ...app, host: 'sb--slack.twinbox.test:8443', 'x-forwarded-proto': 'https' },
+    '',
+  );
+  t.match(
+    publicOrigin,
+    { ok: true, url: /^wss:\/\/sb--slack\.twinbox\.test:8443\/link\/\?ticket=/ },
+    'a public https origin gives wss on it',
+  );
+
+  // A permalink is written with the origin of the call that asked for it.
+  const posted = await call('POST', '/messages', { user: 'ada', channel: 'general', text: 'link me' });
+  await socket.nextOf('events_api', 'the message event').then((e) => socket.ack(e.envelope_id));
+  const form = new URLSearchParams({
+    channel: String(posted.body.channel),
+    message_ts: String(posted.body.ts),
+  });
+  const bot = { authorization: `Bearer ${env.SLACK_BOT_TOKEN}` };
+  const viaSlack = await callAt(
+    apiUrl,
+    'chat.getPermalink',
+    { ...bot, host: 'slack.com', 'x-forwarded-proto': 'https' },
+    form.toString(),
+  );
+  t.match(viaSlack, { ok: true, permalink: /^https:\/\/slack\.com\/archives\/C\w+\/p\d+$/ });
+  const viaPublic = await callAt(
+    apiUrl,
+    'chat.getPermalink',
+    { ...bot, host: 'sb--slack.twinbox.test:8443', 'x-forwarded-proto': 'https' },
+    form.toString(),
+  );
+  t.match(viaPublic, {
+    ok: true,
+    permalink: /^https:\/\/sb--slack\.twinbox\.test:8443\/archives\/C\w+\/p\d+$/,
+  });
 });
