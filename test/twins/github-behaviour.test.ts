@@ -444,3 +444,26 @@ t.test('the older team route /teams/{id}/repos/{owner}/{repo} (PUT, GET, DELETE)
   t.equal((await octokit.request('DELETE /teams/{team_id}/repos/{owner}/{repo}', target)).status, 204);
   t.equal(await statusOf(octokit.request('GET /teams/{team_id}/repos/{owner}/{repo}', target)), 404);
 });
+
+t.test('API versions: 2022-11-28 served and named, any other version 400', async (t) => {
+  // https://docs.github.com/rest/about-the-rest-api/api-versions: without the header, 2022-11-28; a
+  // version GitHub does not serve is 400.
+  const { gh, octokit } = await twin(t);
+  const versions = await octokit.meta.getAllVersions();
+  t.same(versions.data, ['2022-11-28']);
+  t.equal(versions.headers['x-github-api-version-selected'], '2022-11-28');
+  const pinned = await octokit.repos.get({
+    owner: 'octocat',
+    repo: 'shop',
+    headers: { 'x-github-api-version': '2022-11-28' },
+  });
+  t.equal(pinned.headers['x-github-api-version-selected'], '2022-11-28', 'the version asked for');
+  const refused = await failure(
+    t,
+    octokit.repos.get({ owner: 'octocat', repo: 'shop', headers: { 'x-github-api-version': '2019-01-01' } }),
+  );
+  t.equal(refused.status, 400);
+  t.match((refused.response?.data as { message: string }).message, /X-GitHub-Api-Version/);
+  const raw = await fetch(`${gh.baseUrl}/repos/octocat/shop`);
+  t.equal(raw.headers.get('x-github-api-version-selected'), '2022-11-28', 'on anonymous reads too');
+});

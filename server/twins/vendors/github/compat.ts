@@ -15,6 +15,7 @@ import { collections, githubError, repoNamed, validationFailed } from './access.
 import { handleCollaborators } from './collaborators.ts';
 import type { EngineCall } from './repo-files.ts';
 import { rememberingRenames } from './renames.ts';
+import { API_VERSIONS } from './versions.ts';
 
 const REFS = /^\/repos\/([^/]+)\/([^/]+)\/git\/refs(?:\/(.+))?$/;
 const PULL_MERGED = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)\/merge$/;
@@ -35,6 +36,7 @@ export async function handleCompat(request: Request, ctx: CompatContext): Promis
   const url = new URL(request.url);
   const { engine, engineFetch } = ctx;
   if (request.method === 'GET' && url.pathname === '/') return json(200, rootDocument(url.origin));
+  if (request.method === 'GET' && url.pathname === '/versions') return json(200, API_VERSIONS);
   if (request.method === 'POST' && url.pathname === '/markdown') return markdown(request);
   if (request.method === 'POST' && url.pathname === '/markdown/raw') {
     return html(renderMarkdown(await request.text(), false));

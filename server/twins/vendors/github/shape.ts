@@ -16,6 +16,7 @@ import {
   userOf,
 } from './access.ts';
 import { validationItems } from './validation.ts';
+import { API_VERSIONS } from './versions.ts';
 
 type Json = Record<string, unknown>;
 
@@ -248,6 +249,19 @@ function fixInstallation(inst: unknown, baseUrl: string): void {
   inst.target_id ??= account.id;
 }
 
+/** GitHub names the API version that answered in every response (versions.ts: one). */
+function withSelectedVersion(response: Response): Response {
+  try {
+    response.headers.set('x-github-api-version-selected', API_VERSIONS[0]!);
+    return response;
+  } catch {
+    // Headers of a fetched response are immutable: the same response, its headers copied.
+    const headers = new Headers(response.headers);
+    headers.set('x-github-api-version-selected', API_VERSIONS[0]!);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
+}
+
 interface Route {
   method: string;
   pattern: RegExp;
@@ -380,6 +394,10 @@ export class GitHubShape {
 
   /** The response GitHub would give for `request`, from the engine's. */
   async finish(request: Request, response: Response): Promise<Response> {
+    return withSelectedVersion(await this.reshape(request, response));
+  }
+
+  private async reshape(request: Request, response: Response): Promise<Response> {
     if (!/json/i.test(response.headers.get('content-type') ?? '')) return response;
     const path = new URL(request.url).pathname;
     const route = this.routes.find((r) => r.method === request.method && r.pattern.test(path));

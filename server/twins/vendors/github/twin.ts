@@ -15,6 +15,7 @@ import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secret
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { handlePullFiles, refreshPullStats, registerExtensions, synchronizePulls } from './extensions.ts';
 import { handleCompat, type CompatContext } from './compat.ts';
+import { unsupportedApiVersion } from './versions.ts';
 import { followRenames } from './renames.ts';
 import { GitHubShape } from './shape.ts';
 import { expireUserTokens, handleOAuth, tokenExpired } from './oauth.ts';
@@ -244,6 +245,8 @@ class GitHubTwin extends EngineTwin {
     forwarded = followed;
     if (!jwt && hiddenFrom(this.engine, new URL(forwarded.url), apiToken))
       return githubError(404, 'Not Found');
+    const unsupported = unsupportedApiVersion(forwarded);
+    if (unsupported) return unsupported;
     forwarded = await this.shape.prepare(forwarded);
     const response =
       (await handleOAuth(this.engine, forwarded, {
