@@ -1,5 +1,4 @@
 import t, { type Test } from 'tap';
-import type { LookupFunction } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +8,8 @@ import { deployingTwinbox, deploySandbox, githubToDeployFrom, until } from '../h
 import { requireHost } from '../security/isolation-fixtures.ts';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { slackClient } from '../twins/vendor-schema.ts';
+// `<id>--slack.localhost` is the router's name for the twin: on this machine, the loopback.
+import { loopback } from '../router/helpers.ts';
 
 // Bolt's getting-started app, as Bolt's template writes it, in its two modes (test/e2e/apps/slack-bolt-*/):
 // default configuration, Slack's own variable names, so @slack/web-api calls https://slack.com/api/ and
@@ -29,15 +30,6 @@ async function appFiles(name: string): Promise<Record<string, string>> {
   await walk(root);
   return files;
 }
-
-/** `<id>--slack.localhost` is the router's name for the twin: on this machine, the loopback. */
-const loopback: LookupFunction = (_hostname, options, callback) => {
-  if (options.all)
-    (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
-      { address: '127.0.0.1', family: 4 },
-    ]);
-  else callback(null, '127.0.0.1', 4);
-};
 
 interface Sandbox {
   sandbox_id: string;
