@@ -409,7 +409,7 @@ t.test('the keys GitHub sends: repositories, organizations to their owners, bran
 t.test('the older team route /teams/{id}/repos/{owner}/{repo} (PUT, GET, DELETE)', async (t) => {
   // Deprecated for /orgs/{org}/teams/{slug}/repos/... and still served:
   // https://docs.github.com/rest/teams/teams#add-or-update-team-repository-permissions-legacy
-  const { octokit } = await twin(t);
+  const { gh, octokit } = await twin(t);
   const team = (await octokit.teams.create({ org: 'acme', name: 'Devs' })).data;
   const target = { team_id: team.id, owner: 'acme', repo: 'tools' };
   const put = await octokit.request('PUT /teams/{team_id}/repos/{owner}/{repo}', {
@@ -441,6 +441,14 @@ t.test('the older team route /teams/{id}/repos/{owner}/{repo} (PUT, GET, DELETE)
     }),
   );
   t.equal(bad.status, 422);
+  const mona = await clientAs(gh, 'mona');
+  t.equal(
+    await statusOf(
+      mona.request('PUT /teams/{team_id}/repos/{owner}/{repo}', { ...target, permission: 'admin' }),
+    ),
+    403,
+    'a member who does not own the organization',
+  );
   t.equal((await octokit.request('DELETE /teams/{team_id}/repos/{owner}/{repo}', target)).status, 204);
   t.equal(await statusOf(octokit.request('GET /teams/{team_id}/repos/{owner}/{repo}', target)), 404);
 });

@@ -11,7 +11,15 @@
 import { createHash } from 'node:crypto';
 import type { Engine } from '../../engine/emulate.ts';
 import { json } from '../../runtime/http.ts';
-import { collections, githubError, repoNamed, validationFailed } from './access.ts';
+import {
+  callerOf,
+  collections,
+  githubError,
+  orgMembers,
+  repoNamed,
+  userOf,
+  validationFailed,
+} from './access.ts';
 import { handleCollaborators } from './collaborators.ts';
 import type { EngineCall } from './repo-files.ts';
 import { rememberingRenames } from './renames.ts';
@@ -166,6 +174,11 @@ async function legacyTeamRepo(
     return json(200, { ...((await read.json()) as object), permissions, role_name: role });
   }
   if (request.method !== 'PUT' && request.method !== 'DELETE') return undefined;
+  // Managing a team's repositories takes an owner of its organization, as on GitHub.
+  const user = userOf(engine, callerOf(engine, request));
+  if (!user || orgMembers(engine, org.id).get(user.id) !== 'admin') {
+    return githubError(403, 'You must be an organization owner or team maintainer to add a repository.');
+  }
   const text = request.method === 'PUT' ? await request.text() : '';
   let permission: unknown;
   try {
