@@ -1,59 +1,18 @@
 /**
  * The Slack twin driven by @slack/web-api 6, the previous major that many Bolt apps still pin (issue 23,
  * part 3): the same calls an app makes with today's major in slack.test.ts, every answer checked against
- * Slack's description.
- *
- * Version 6 sends its calls with axios and takes no `fetch` (version 7 moved to its own, 8 added the option),
- * so the check is an axios response interceptor on the client's instance: it sees the raw JSON answer
- * before the SDK reads it, as `vendorFetch` does for the current major.
+ * Slack's description (`slackClientV6`, slack-v6-client.ts).
  */
 import t from 'tap';
-import { WebClient, ErrorCode, type WebAPIPlatformError, type WebAPICallResult } from 'slack-web-api-v6';
+import { ErrorCode, type WebAPIPlatformError, type WebAPICallResult } from 'slack-web-api-v6';
 import { tempHost } from './helpers.ts';
-import { assertVendorResponse } from './vendor-schema.ts';
+import { slackClientV6 } from './slack-v6-client.ts';
 
 const seed = {
   team: { name: 'Acme', domain: 'acme' },
   users: [{ name: 'ada', real_name: 'Ada Lovelace', email: 'ada@example.com' }],
   channels: [{ name: 'general', topic: 'General' }],
 };
-
-interface AxiosResponseSeen {
-  status: number;
-  data: unknown;
-  config: { url?: string; baseURL?: string; method?: string };
-}
-
-interface AxiosHolder {
-  axios: { interceptors: { response: { use(ok: (r: AxiosResponseSeen) => AxiosResponseSeen): void } } };
-}
-
-/**
- * @slack/web-api 6 as a Bolt-era app builds it from the twin's variables (`slackApiUrl: SLACK_API_URL`), no
- * retries so a failure reaches the test as it is, with each answer checked against Slack's description.
- * `checks` counts the answers checked, so the test can tell the check ran.
- */
-function slackClientV6(token: string, slackApiUrl: string) {
-  const client = new WebClient(token, {
-    slackApiUrl,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-  });
-  const checks = { count: 0 };
-  // `axios` is private in version 6's declarations; it is the instance every call goes through.
-  (client as unknown as AxiosHolder).axios.interceptors.response.use((response) => {
-    const url = new URL(response.config.url ?? '', response.config.baseURL);
-    assertVendorResponse('slack', {
-      method: (response.config.method ?? 'post').toUpperCase(),
-      path: url.pathname,
-      status: response.status,
-      body: response.data,
-    });
-    checks.count++;
-    return response;
-  });
-  return { client, checks };
-}
 
 t.test('slack twin: auth, posting, paginated history and typed errors with @slack/web-api 6', async (t) => {
   const { host } = await tempHost(t);
