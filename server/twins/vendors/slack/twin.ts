@@ -639,7 +639,7 @@ const readOldSlack = credentialFieldsSaved({
 export const slackTwin = engineTwinFactory({
   name: 'slack',
   description:
-    'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine',
+    'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine, Events API over HTTP or Socket Mode',
   hosts: ['slack.com', 'wss-primary.slack.com', 'wss-backup.slack.com'],
   envVarNames: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL', 'SLACK_APP_TOKEN'],
   // Bolt's default request URL path.
