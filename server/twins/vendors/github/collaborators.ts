@@ -29,7 +29,7 @@ import {
   type Role,
 } from './access.ts';
 import type { EngineCall } from './repo-files.ts';
-import { simpleUser } from './shape.ts';
+import { fixOrganizationOwners, simpleUser } from './shape.ts';
 import { findFolded } from '../../engine/folded-index.ts';
 
 interface Invitation extends EngineRecord {
@@ -239,21 +239,10 @@ async function invitationJson(
   };
 }
 
-/** The engine's repository with an organization owner as GitHub's simple-user (as shape.ts does). */
+/** The engine's repository as GitHub's description has it (an organization owner as a simple-user). */
 function repositoryJson(origin: string, repo: unknown): unknown {
-  if (!repo || typeof repo !== 'object') return repo;
-  const owner = (repo as { owner?: { login?: unknown; id?: unknown; node_id?: unknown; type?: unknown } })
-    .owner;
-  if (owner?.type !== 'Organization' || typeof owner.login !== 'string') return repo;
-  return {
-    ...repo,
-    owner: simpleUser(origin, {
-      login: owner.login,
-      id: owner.id as number,
-      node_id: owner.node_id as string,
-      type: 'Organization',
-    }),
-  };
+  fixOrganizationOwners(repo, origin);
+  return repo;
 }
 
 /** A login that can read `repo`: its owner, or for an organization's, one of its owners. */

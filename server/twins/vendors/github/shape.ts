@@ -69,7 +69,7 @@ function encodeBrackets(node: unknown, baseUrl: string): unknown {
 }
 
 /** An `owner` that is an organization, in the engine's brief form, as GitHub's simple-user (nested anywhere). */
-function fixOrganizationOwners(node: unknown, baseUrl: string): void {
+export function fixOrganizationOwners(node: unknown, baseUrl: string): void {
   if (Array.isArray(node)) {
     for (const n of node) fixOrganizationOwners(n, baseUrl);
     return;
@@ -100,15 +100,8 @@ function fixOrganizationOwners(node: unknown, baseUrl: string): void {
  */
 function fixRepository(repo: unknown, engine: Engine, request: Request, baseUrl: string): void {
   if (!isObject(repo)) return;
-  // The engine gives an organization owner its own brief form; GitHub's `owner` is a simple-user.
-  if (isObject(repo.owner) && repo.owner.type === 'Organization' && typeof repo.owner.login === 'string') {
-    repo.owner = simpleUser(baseUrl, {
-      login: repo.owner.login,
-      id: repo.owner.id as number,
-      node_id: repo.owner.node_id as string,
-      type: 'Organization',
-    });
-  }
+  // Before `organization` is made from it: the engine's brief form of an organization owner won't do.
+  fixOrganizationOwners(repo, baseUrl);
   // Without forks the network is the repository alone; the owner watches what they create.
   repo.network_count ??= typeof repo.forks_count === 'number' ? repo.forks_count : 0;
   repo.subscribers_count ??= 1;
