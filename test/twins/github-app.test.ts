@@ -138,6 +138,22 @@ t.test('a new twin has a GitHub App of its own, handed out under Probot and GitH
     'with an installation of its own',
   );
 
+  // A later seed cannot take the app's slug, nor another app's id (refused, nothing applied).
+  const spare = String(
+    generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }),
+  );
+  for (const [app, message] of [
+    [
+      { app_id: 77, slug: 'twinbox-app', private_key: spare },
+      /"apps\[0\]\.slug" twinbox-app is the sandbox's own app/,
+    ],
+    [{ app_id: Number(env.APP_ID), slug: 'copycat', private_key: spare }, /"apps\[0\]\.app_id" \d+ is taken/],
+  ] as const) {
+    const refused = await gh.admin.seed({ apps: [app] }).catch((e: { status: number; message: string }) => e);
+    t.equal((refused as { status: number }).status, 400);
+    t.match((refused as { message: string }).message, message);
+  }
+
   // The installation's token writes as the app's bot user.
   const asInstallation = await probot.auth(own.id);
   const issue = await asInstallation.rest.issues.create({
