@@ -267,6 +267,8 @@ t.test(
       text: 'v2',
       user: 'grace',
       channel: 'general',
+      // Bolt acks at once; Slack's 3 s would make the answer hinge on this machine's load.
+      ack_timeout_ms: 8_000,
     });
     t.equal(command.status, 200);
     t.match(command.body, {
@@ -412,6 +414,7 @@ t.test(
       user: 'grace',
       channel: 'general',
       payload: { actions: [{ type: 'button', action_id: 'approve', value: 'yes' }] },
+      ack_timeout_ms: 8_000,
     });
     const click = await app.nextOf('interactive', 'the interaction');
     valid(t, envelope, click, 'the envelope');
@@ -473,7 +476,12 @@ t.test(
     });
 
     // And a slash command is POSTed form-encoded and signed, as Slack sends it to a request URL.
-    const viaHttp = call('POST', '/commands', { command: '/status', text: 'prod', user: 'ada' });
+    const viaHttp = call('POST', '/commands', {
+      command: '/status',
+      text: 'prod',
+      user: 'ada',
+      ack_timeout_ms: 8_000,
+    });
     const form = await receiver.next(15_000);
     t.match(form.headers['content-type'], /^application\/x-www-form-urlencoded/);
     const ts = String(form.headers['x-slack-request-timestamp']);
@@ -644,4 +652,25 @@ t.test("URLs follow the origin the caller reached the twin at: Slack's own host,
     ok: true,
     permalink: /^https:\/\/sb--slack\.twinbox\.test:8443\/archives\/C\w+\/p\d+$/,
   });
+});
+
+t.test('the admin routes that play a person refuse bad input with a 4xx and a detail', async (t) => {
+  const { call } = await start(t);
+  const refusals: Array<[string, unknown, number, RegExp]> = [
+    ['/messages', { user: 'ada', channel: 'general' }, 400, /"text" is required/],
+    ['/messages', { user: 'nobody', channel: 'general', text: 'hi' }, 400, /no user "nobody"/],
+    ['/messages', { user: 'twinbox-bot', channel: 'general', text: 'hi' }, 400, /is a bot/],
+    ['/messages', { user: 'ada', channel: 'nowhere', text: 'hi' }, 400, /channel_not_found/],
+    ['/commands', { text: 'x' }, 400, /"command" is required/],
+    ['/commands', { command: 'deploy' }, 400, /"command" with value "deploy" fails/],
+    ['/commands', { command: '/deploy', ack_timeout_ms: 10 }, 400, /"ack_timeout_ms" must be greater/],
+    ['/commands', { command: '/deploy', channel: 'nowhere' }, 400, /no channel "nowhere"/],
+    ['/commands', { command: '/deploy' }, 409, /no Socket Mode connection is open and no webhook target/],
+    ['/interactions', { type: 'poke' }, 400, /"type" must be one of/],
+  ];
+  for (const [path, body, status, detail] of refusals) {
+    const answer = await call('POST', path, body);
+    t.equal(answer.status, status, `${path} ${JSON.stringify(body)}: ${status}`);
+    t.match(answer.body.detail, detail);
+  }
 });

@@ -32,6 +32,11 @@ export interface SlackAppContext {
 type Json = Record<string, unknown>;
 
 const name = Joi.string().min(1).max(200);
+/**
+ * How long the person waits for the app's answer: Slack's 3 s by default. A test on a loaded machine may
+ * wait longer for an app that answers at once, so that its answer does not hinge on the machine's speed.
+ */
+const ackTimeout = Joi.number().integer().min(100).max(60_000).default(ACK_TIMEOUT_MS);
 const messageSchema = Joi.object({
   user: name.required(),
   channel: name.required(),
@@ -45,6 +50,7 @@ const commandSchema = Joi.object({
   text: Joi.string().allow('').max(4_000).default(''),
   user: name,
   channel: name,
+  ack_timeout_ms: ackTimeout,
 });
 const interactionSchema = Joi.object({
   type: Joi.string()
@@ -61,6 +67,7 @@ const interactionSchema = Joi.object({
   channel: name,
   /** The rest of the payload as Slack documents it for the type (`actions`, `callback_id`, `view`...). */
   payload: Joi.object().unknown(true).default({}),
+  ack_timeout_ms: ackTimeout,
 });
 
 /** Slack's answer to a slash command nobody answered in time ("failed with the error operation_timeout"). */
@@ -144,10 +151,13 @@ export class SlackAppActions {
 
   /** `POST /commands`: a user runs a slash command; the answer is what the app acknowledged it with. */
   async command(body: unknown): Promise<{ status: number; body: unknown }> {
-    const c = validate<{ command: string; text: string; user?: string; channel?: string }>(
-      commandSchema,
-      body,
-    );
+    const c = validate<{
+      command: string;
+      text: string;
+      user?: string;
+      channel?: string;
+      ack_timeout_ms: number;
+    }>(commandSchema, body);
     const user = this.user(c.user, 'user');
     const channel = this.channel(c.channel, 'channel');
     const team = this.team();
@@ -167,7 +177,7 @@ export class SlackAppActions {
       response_url: responseUrl,
       trigger_id: triggerId(),
     };
-    const result = await this.deliver('slash_commands', payload, true);
+    const result = await this.deliver('slash_commands', payload, true, c.ack_timeout_ms);
     const shown =
       result.acked && result.response !== undefined
         ? await this.respond(String(channel.channel_id), String(user.user_id), result.response)
@@ -177,10 +187,13 @@ export class SlackAppActions {
 
   /** `POST /interactions`: a user clicks a button, a shortcut, submits a modal... */
   async interaction(body: unknown): Promise<{ status: number; body: unknown }> {
-    const i = validate<{ type: string; user?: string; channel?: string; payload: Json }>(
-      interactionSchema,
-      body,
-    );
+    const i = validate<{
+      type: string;
+      user?: string;
+      channel?: string;
+      payload: Json;
+      ack_timeout_ms: number;
+    }>(interactionSchema, body);
     const user = this.user(i.user, 'user');
     const channel = i.channel ? this.channel(i.channel, 'channel') : undefined;
     const team = this.team();
@@ -202,7 +215,7 @@ export class SlackAppActions {
       ...i.payload,
     };
     const answersWithPayload = i.type === 'view_submission' || i.type === 'block_suggestion';
-    const result = await this.deliver('interactive', payload, answersWithPayload);
+    const result = await this.deliver('interactive', payload, answersWithPayload, i.ack_timeout_ms);
     return { status: 200, body: { ...result, payload } };
   }
 
@@ -214,9 +227,10 @@ export class SlackAppActions {
     type: 'slash_commands' | 'interactive',
     payload: Json,
     acceptsResponsePayload: boolean,
+    ackTimeoutMs: number,
   ): Promise<{ via: string; acked: boolean; response?: unknown; error?: string; envelope_id?: string }> {
     if (this.ctx.hub.open) {
-      const sent = this.ctx.hub.send(type, payload, { acceptsResponsePayload, retries: false });
+      const sent = this.ctx.hub.send(type, payload, { acceptsResponsePayload, retries: false, ackTimeoutMs });
       const acked = await sent.settled;
       return {
         via: 'socket_mode',
@@ -258,7 +272,7 @@ export class SlackAppActions {
         method: 'POST',
         headers,
         body: text,
-        signal: AbortSignal.timeout(ACK_TIMEOUT_MS),
+        signal: AbortSignal.timeout(ackTimeoutMs),
       });
       const answer = await res.text();
       if (!res.ok) return { via: 'http', acked: false, error: `http_${res.status}` };

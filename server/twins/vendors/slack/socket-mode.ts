@@ -53,6 +53,7 @@ interface Pending {
   record: EnvelopeRecord;
   message: Record<string, unknown>;
   retries: boolean;
+  ackTimeoutMs: number;
   timer?: NodeJS.Timeout;
   settle: (acked: boolean) => void;
 }
@@ -177,7 +178,7 @@ export class SocketModeHub {
   send(
     type: EnvelopeType,
     payload: unknown,
-    opts: { acceptsResponsePayload: boolean; retries: boolean },
+    opts: { acceptsResponsePayload: boolean; retries: boolean; ackTimeoutMs?: number },
   ): { record: EnvelopeRecord; settled: Promise<boolean> } {
     const record: EnvelopeRecord = {
       envelope_id: randomUUID(),
@@ -197,7 +198,13 @@ export class SocketModeHub {
       payload,
       accepts_response_payload: opts.acceptsResponsePayload,
     };
-    const pending: Pending = { record, message, retries: opts.retries, settle };
+    const pending: Pending = {
+      record,
+      message,
+      retries: opts.retries,
+      ackTimeoutMs: opts.ackTimeoutMs ?? ACK_TIMEOUT_MS,
+      settle,
+    };
     this.pending.set(record.envelope_id, pending);
     this.attempt(pending);
     return { record, settled };
@@ -217,10 +224,10 @@ export class SocketModeHub {
     pending.timer = setTimeout(() => {
       const delay = RETRY_DELAYS_MS[retry];
       if (!pending.retries || delay === undefined) {
-        return this.fail(pending, `not acknowledged within ${ACK_TIMEOUT_MS / 1000} s`);
+        return this.fail(pending, `not acknowledged within ${pending.ackTimeoutMs} ms`);
       }
       pending.timer = setTimeout(() => this.attempt(pending), delay);
-    }, ACK_TIMEOUT_MS);
+    }, pending.ackTimeoutMs);
   }
 
   private fail(pending: Pending, error: string): void {
