@@ -7,7 +7,7 @@ import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { countsFor } from '../scenarios/sdk-counts.ts';
 import { tempDir, tempHost } from './helpers.ts';
-import { vendorFetch } from './vendor-schema.ts';
+import { checked as checkedAnswers, vendorFetch } from './vendor-schema.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 
 // Every response of the twin is checked against Google's descriptions (../shared/vendor-schemas/google): a
@@ -354,7 +354,13 @@ t.test('google twin: the same Gmail flow with @googleapis/gmail 18 and google-au
   } as unknown as GoogleSdk;
   const { auth, gmail } = clients(env, undefined, older);
   auth.setCredentials({ refresh_token: env.GOOGLE_REFRESH_TOKEN });
+  const before = checkedAnswers.length;
   await gmailFlow(t, gmail);
+  const results = checkedAnswers.slice(before).filter((r) => r.twin === 'google');
+  t.ok(
+    results.length >= 8,
+    `${results.length} answers to the older pair checked against Google's description`,
+  );
   auth.setCredentials({ access_token: 'ya29.not-a-token' });
   t.match(await failure(gmail.users.labels.list({ userId: 'me' })), {
     status: 401,

@@ -6,7 +6,7 @@ import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost } from './helpers.ts';
-import { vendorFetch } from './vendor-schema.ts';
+import { checked, vendorFetch } from './vendor-schema.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 
 // Every response of the twin is checked against Microsoft's descriptions (../shared/vendor-schemas/microsoft):
@@ -324,7 +324,13 @@ t.test('microsoft twin: the same app-only flow with @microsoft/microsoft-graph-c
   t.equal(token.status, 200);
   // Version 2 has these classes too; its declarations are a copy of their own, which TypeScript keeps apart.
   const v2 = (await import('graph-client-v2')) as unknown as GraphSdk;
+  const before = checked.length;
   await appOnlyFlow(t, graph(env, token.body.access_token!, v2), v2);
+  const results = checked.slice(before).filter((r) => r.twin === 'microsoft');
+  t.ok(
+    results.length >= 6,
+    `${results.length} answers to Graph client 2 checked against Microsoft's description`,
+  );
   const bogus = await graphFailure(graph(env, 'eyJ0eXAiOi.not.atoken', v2).api('/users').get(), v2);
   t.equal(bogus.statusCode, 401);
   t.equal(bogus.code, 'InvalidAuthenticationToken');

@@ -3,7 +3,7 @@ import * as okta from '@okta/okta-sdk-nodejs';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { oktaTwin } from '../../server/twins/vendors/okta/twin.ts';
 import { tempHost, type Teardown } from './helpers.ts';
-import { vendorFetch } from './vendor-schema.ts';
+import { checked, vendorFetch } from './vendor-schema.ts';
 
 // Every response of the twin is checked against Okta's own API description (../shared/vendor-schemas/okta):
 // a missing required field or a wrong type rejects the call and fails the test.
@@ -271,7 +271,13 @@ t.test('okta twin: the same directory flow with okta-sdk-nodejs 7', async (t) =>
   const { default: oktaV7 } = await import('okta-sdk-v7');
   // Version 7 has the same calls; its type declarations are a copy of their own, which TypeScript keeps apart.
   const client = oktaClient(t, entry.env_vars, undefined, oktaV7 as unknown as OktaModule);
+  const before = checked.length;
   await directoryFlow(t, client);
+  const results = checked.slice(before).filter((r) => r.twin === 'okta');
+  t.ok(
+    results.length >= 10,
+    `${results.length} answers to okta-sdk-nodejs 7 checked against Okta's description`,
+  );
   t.same(
     await errorOf(
       oktaClient(t, entry.env_vars, 'not-a-token', oktaV7 as unknown as OktaModule)

@@ -5,6 +5,7 @@ import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { PRESETS } from '../../server/scenarios/presets.ts';
 import { tempDir, tempHost, webhookReceiver } from './helpers.ts';
 import { checkGlobalFetch } from './vendor-hooks.ts';
+import { checked } from './vendor-schema.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 
 const seed = {
@@ -410,7 +411,13 @@ t.test('resend twin: one app flow with resend-node 6 and with resend-node 4', as
   process.env.RESEND_BASE_URL = entry.env_vars.RESEND_BASE_URL;
   try {
     const { Resend: ResendV4 } = await import('resend-v4');
+    const before = checked.length;
     await resendFlow(t, (key) => new ResendV4(key), entry.env_vars.RESEND_API_KEY!, 'v4');
+    const results = checked.slice(before).filter((r) => r.twin === 'resend');
+    t.ok(
+      results.length >= 15,
+      `${results.length} answers to resend-node 4 checked against Resend's description`,
+    );
   } finally {
     delete process.env.RESEND_BASE_URL;
   }

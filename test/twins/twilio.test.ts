@@ -3,7 +3,7 @@ import twilio from 'twilio';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { tempDir, tempHost } from './helpers.ts';
-import { assertVendorResponse } from './vendor-schema.ts';
+import { assertVendorResponse, checked } from './vendor-schema.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 
 type TwilioModule = typeof twilio;
@@ -255,5 +255,11 @@ t.test('twilio twin: one SMS and Verify flow with twilio-node 6 and with twilio-
   await smsFlow(t, env, twilio, 'v6');
   const { default: twilioV5 } = await import('twilio-v5');
   // twilio-node 5 has the same calls; its type declarations are a copy of their own, so TypeScript keeps them apart.
+  const before = checked.length;
   await smsFlow(t, env, twilioV5 as unknown as TwilioModule, 'v5');
+  const results = checked.slice(before).filter((r) => r.twin === 'twilio');
+  t.ok(
+    results.length >= 10,
+    `${results.length} answers to twilio-node 5 checked against Twilio's description`,
+  );
 });
