@@ -182,6 +182,34 @@ export function smithyCheck<T extends object>(client: T, service: 's3' | 'sts'):
   return client;
 }
 
+/**
+ * The same check for what the AWS SDK for JavaScript v2 (`aws-sdk`) gives back, which has no middleware
+ * stack: `output` is a call's resolved data, or `error` the AWSError it rejected with (its `code` names the
+ * modeled error). v2 parses answers with the same models, so its members carry the same names. Throws a
+ * VendorSchemaError when the answer breaks the model.
+ */
+export function checkSmithyAnswer(
+  service: 's3' | 'sts',
+  operation: string,
+  answer: { output: unknown } | { error: { code?: string; statusCode?: number } },
+): void {
+  const m = model(service);
+  const op = operationShape(m, service, operation);
+  if ('output' in answer) {
+    report(
+      service,
+      operation,
+      200,
+      op?.[1].output ? checkShape(m, op[1].output.target, answer.output) : [],
+      !!op,
+    );
+    return;
+  }
+  const modeled = op?.[1].errors?.find((x) => x.target.endsWith(`#${answer.error.code}`));
+  const errors = modeled ? checkShape(m, modeled.target, answer.error) : [];
+  report(service, operation, answer.error.statusCode ?? 0, errors, !!op);
+}
+
 const DROPPED_TRAITS = new Set([
   'smithy.api#documentation',
   'smithy.api#examples',
