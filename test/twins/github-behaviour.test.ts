@@ -317,6 +317,11 @@ t.test("every 422 carries GitHub's errors array and documentation_url", async (t
       },
       [{ resource: 'Reference', code: 'already_exists', field: 'ref' }],
     ],
+    [
+      'Markdown without text',
+      () => octokit.request('POST /markdown', { mode: 'gfm' } as never),
+      [{ resource: 'Markdown', code: 'missing_field', field: 'text' }],
+    ],
   ];
   for (const [what, call, errors] of cases) {
     const error = await failure(t, call());

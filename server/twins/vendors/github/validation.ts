@@ -37,6 +37,7 @@ const RESOURCES: Array<[RegExp, string]> = [
   [/\/check-suites(\/\d+)?$/, 'CheckSuite'],
   [/\/branches\/.+\/protection.*$/, 'BranchProtection'],
   [/\/merges$/, 'Merge'],
+  [/^\/markdown(\/raw)?$/, 'Markdown'],
   [/\/forks$/, 'Repository'],
   [/\/transfer$/, 'Repository'],
   [/\/teams(\/[^/]+)?(\/.*)?$/, 'Team'],
@@ -108,6 +109,13 @@ export function validationItems(
   let m: RegExpExecArray | null;
   if ((m = /^"?([\w.]+)"? (?:is required|wasn't supplied|must be a non-empty string)/.exec(message))) {
     return [{ resource, code: 'missing_field', field: m[1]! }];
+  }
+  // GitHub's own schema failures ("Invalid request.\n\n..."), as the twin words them too.
+  if ((m = /^Invalid request\.\s+"([\w.]+)" wasn't supplied/.exec(message))) {
+    return [{ resource, code: 'missing_field', field: m[1]! }];
+  }
+  if ((m = /^Invalid request\.\s+([\w.]+) is not a permitted key/.exec(message))) {
+    return [{ resource, code: 'invalid', field: m[1]! }];
   }
   if (/already exists/i.test(message)) {
     const field = resource === 'Reference' ? 'ref' : resource === 'Release' ? 'tag_name' : 'name';
