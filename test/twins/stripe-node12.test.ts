@@ -7,12 +7,19 @@
  */
 import t from 'tap';
 import Stripe from 'stripe';
-import StripeV12 from 'stripe-v12';
 import { CURRENT_VERSION } from '../../server/twins/vendors/stripe/versions/catalog.ts';
 import { webhookReceiver } from './helpers.ts';
 import { clientIn, stripeTwin } from './stripe-version-clients.ts';
 import { checked } from './vendor-schema.ts';
 import { stripeVersionFetch } from './stripe-versions.ts';
+
+/**
+ * stripe-node 12 ships types that declare `module 'stripe'`, which would replace the current stripe-node's
+ * for the whole project: it is imported by a name the compiler does not follow, and typed as an app in
+ * JavaScript sees it.
+ */
+const V12_PACKAGE = 'stripe-v12';
+const StripeV12 = ((await import(V12_PACKAGE)) as { default: any }).default;
 
 const SEED = {
   stripe: {

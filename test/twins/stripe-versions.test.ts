@@ -10,8 +10,10 @@ import {
   CURRENT_VERSION,
   type StripeApiVersion,
 } from '../../server/twins/vendors/stripe/versions/catalog.ts';
+import { validateStripeSeed } from '../../server/twins/vendors/stripe/seed.ts';
+import { summarizeStripe } from '../../server/twins/vendors/stripe/summary.ts';
 import { webhookReceiver } from './helpers.ts';
-import { stripeTwin } from './stripe-version-clients.ts';
+import { clientIn, stripeTwin } from './stripe-version-clients.ts';
 import { checkResponse } from './vendor-schema.ts';
 import { freshConnectionFetch, precompileStripeSchemas } from './stripe-schema.ts';
 import { descriptionOf, stripeVersionFetch } from './stripe-versions.ts';
@@ -46,6 +48,36 @@ t.test('the version used: its header, unknown versions refused as Stripe refuses
     t.equal(body.error.message, `Invalid Stripe API version: ${version}`);
     t.ok(checkResponse('stripe', { method: 'GET', path: '/v1/customers', status: 400, body }).valid);
   }
+  // An idempotent replay is the first answer as it was, in the version it was rendered in.
+  const once = (version: string) =>
+    freshConnectionFetch(`${env.STRIPE_API_BASE}/v1/customers`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${env.STRIPE_SECRET_KEY}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        'stripe-version': version,
+        'idempotency-key': 'versions-1',
+      },
+      body: 'email=once%40example.com',
+    });
+  const first = await once('2022-11-15');
+  const replay = await once(CURRENT_VERSION);
+  t.equal(replay.headers.get('idempotent-replayed'), 'true');
+  t.equal(replay.headers.get('stripe-version'), '2022-11-15', 'a replay keeps its first version');
+  t.same(await replay.json(), await first.json());
+
+  t.throws(
+    () => validateStripeSeed({ api_version: '2022-08-02' }),
+    /api_version" must be a Stripe API version from 2020-08-27 to 2026-10-28\.endive/,
+    'a seed names a served version',
+  );
+  const summary = summarizeStripe({ state: { api_version: '2022-11-15', objects: {} } });
+  t.same(
+    summary.tables.find((table) => table.title === 'API versions')?.rows,
+    [['Account default', '2022-11-15']],
+    "the summary shows the account's version",
+  );
+
   const older = await send('2019-12-03');
   t.equal(older.status, 400, 'a release older than 2020-08-27 is not served');
   t.match(
@@ -155,4 +187,15 @@ t.test('the account default (seed api_version), and webhooks in each endpoint ve
     });
     t.same(asSubscription.errors, [], `its subscription matches ${description}`);
   }
+
+  // Read back in endive, an event keeps the version it happened in (the account's, 2022-11-15).
+  const endive = clientIn(env, CURRENT_VERSION);
+  const events = await endive.events.list({ type: 'customer.subscription.created' });
+  t.equal(events.data.length, 1);
+  t.equal(events.data[0]!.api_version, '2022-11-15');
+  t.type(
+    (events.data[0]!.data.object as unknown as { current_period_end: number }).current_period_end,
+    'number',
+    "its data.object is in the event's version",
+  );
 });
