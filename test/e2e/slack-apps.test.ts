@@ -42,10 +42,16 @@ interface Sandbox {
 }
 
 /**
- * Deploys `repo`, then plays a person saying hello in #general through the twin's admin API and waits for
+ * Deploys `repo` (once a Socket Mode app has connected), then plays a person saying hello in #general through the twin's admin API and waits for
  * the app's answer in the channel; checks what the app called on the twin.
  */
-async function helloAnswered(t: Test, tb: TestTwinbox, user: TestUser, repo: string): Promise<Sandbox> {
+async function helloAnswered(
+  t: Test,
+  tb: TestTwinbox,
+  user: TestUser,
+  repo: string,
+  socketMode: boolean,
+): Promise<Sandbox> {
   const started = Date.now();
   const sandbox = (await deploySandbox(tb, user, { repo, branch: 'main' }, 300_000)) as Sandbox;
   const deployed = Date.now();
@@ -65,6 +71,14 @@ async function helloAnswered(t: Test, tb: TestTwinbox, user: TestUser, repo: str
   const reader = slackClient(twin.env_vars.SLACK_BOT_TOKEN, { slackApiUrl: `${twin.base_url}/api/` });
   const bot = await reader.auth.test();
 
+  if (socketMode) {
+    // Ready means the process stayed up 5 s; on a loaded machine Bolt may still be connecting then.
+    await until(
+      async () => ((await adminCall('GET', '/socket-mode')).body.connections as unknown[]).length > 0,
+      'the app to open its Socket Mode connection',
+      120_000,
+    );
+  }
   const said = await adminCall('POST', '/messages', { user: 'ada', channel: 'general', text: 'hello bolt' });
   t.equal(said.status, 201, JSON.stringify(said.body));
   const channel = String(said.body.channel);
@@ -117,7 +131,7 @@ t.test(
     await t.test(
       'Socket Mode: the app connects to wss-primary.slack.com, gets the event, answers',
       async (t) => {
-        const sandbox = await helloAnswered(t, tb, user, 'octocat/bolt-socket');
+        const sandbox = await helloAnswered(t, tb, user, 'octocat/bolt-socket', true);
         const admin = new TwinAdminClient(sandbox.twins.slack!.admin_url, sandbox.twin_admin_token);
         const listing = JSON.parse((await admin.send('GET', '/socket-mode')).text) as {
           connections: unknown[];
@@ -135,7 +149,7 @@ t.test(
     );
 
     await t.test('HTTP mode: the event is POSTed to /slack/events, signed; the app answers', async (t) => {
-      const sandbox = await helloAnswered(t, tb, user, 'octocat/bolt-http');
+      const sandbox = await helloAnswered(t, tb, user, 'octocat/bolt-http', false);
       const admin = new TwinAdminClient(sandbox.twins.slack!.admin_url, sandbox.twin_admin_token);
       const deliveries = await admin.deliveries();
       t.ok(
