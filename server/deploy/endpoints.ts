@@ -32,7 +32,12 @@ export class EndpointDirectory implements SandboxEndpoints {
       const twins = sandbox.status === 'ready' ? Object.keys(sandbox.twins) : undefined;
       const noHttpPort = sandbox.status === 'ready' && this.deployer.hasNoHttpPort(sandbox.id);
       this.states.set(sandbox.id, {
-        state: { state: 'live', ...(twins ? { twins } : {}), ...(noHttpPort ? { noHttpPort } : {}) },
+        state: {
+          state: 'live',
+          ...(twins ? { twins } : {}),
+          ...(noHttpPort ? { noHttpPort } : {}),
+          ...(sandbox.kind === 'twins' ? { twinSet: true } : {}),
+        },
       });
     } else if (sandbox.status === 'failed') {
       this.states.set(sandbox.id, { state: { state: 'failed', error: sandbox.error } });

@@ -8,7 +8,7 @@ import type { SandboxRecord } from '../store/records.ts';
 /** The fields of a sandbox the "expired / deleted" page shows. */
 export type EndedSandbox = Pick<
   SandboxRecord,
-  'id' | 'repo' | 'status' | 'branch' | 'pr_url' | 'ended_at' | 'updated_at'
+  'id' | 'kind' | 'repo' | 'status' | 'branch' | 'pr_url' | 'ended_at' | 'updated_at'
 >;
 
 export interface RouterAnswer {
@@ -110,7 +110,23 @@ export function endedProblem(sandbox: EndedSandbox): RouterProblem {
     status: 410,
     code: expired ? 'sandbox_expired' : 'sandbox_deleted',
     title: expired ? 'This sandbox expired' : 'This sandbox was deleted',
-    message: `Sandbox ${sandbox.id} of ${sandbox.repo} ${expired ? 'expired' : 'was deleted'} at ${when}; its app and twins have stopped and their data is gone. Create another sandbox to get a new one.`,
+    message:
+      sandbox.kind === 'twins'
+        ? `Twin set ${sandbox.id} ${expired ? 'expired' : 'was deleted'} at ${when}; its twins have stopped and their data is gone. Create another (POST /twin-sets) to get new ones.`
+        : `Sandbox ${sandbox.id} of ${sandbox.repo} ${expired ? 'expired' : 'was deleted'} at ${when}; its app and twins have stopped and their data is gone. Create another sandbox to get a new one.`,
+  };
+}
+
+/** The app's URL of a twin set (twins alone): there is no app, only the twins at their own URLs. */
+export function twinSetAppProblem(id: string, twins: readonly string[] = []): RouterProblem {
+  return {
+    status: 404,
+    code: 'twin_set_has_no_app',
+    title: 'Twins only, no app',
+    message:
+      `${id} is a twin set: twins with no app, so there is no page at this address. ` +
+      (twins.length ? `Its twins answer at their own URLs (${twins.join(', ')}); ` : '') +
+      `GET /twin-sets/${id} lists them.`,
   };
 }
 

@@ -23,6 +23,7 @@ import {
   endedPage,
   endedProblem,
   noHttpPortProblem,
+  twinSetAppProblem,
   prefersHtml,
   problemAnswer,
   type EndedSandbox,
@@ -37,6 +38,7 @@ export type RouteTarget = { kind: 'app' } | { kind: 'twin'; name: string };
  * - `live`: queued, building or ready; requests go to `socketFor`, or get 503 while it has none yet.
  *   `twins`, when given, are the twin names the sandbox has: another name gets 404 instead of 503.
  *   `noHttpPort`: its app runs with none (`port: false`): the app's URL says so (404), its twins answer.
+ *   `twinSet`: twins alone (POST /twin-sets): there is no app, and the app's URL says so (404).
  * - `resuming`: `ready` before a Twinbox restart and being brought back (its app and twins started again):
  *   503 with `Retry-After` until it is `live` again (or `failed`), never a request to a half-started pod.
  * - `failed`: 502 with the error.
@@ -44,7 +46,7 @@ export type RouteTarget = { kind: 'app' } | { kind: 'twin'; name: string };
  * - `unknown`: no such sandbox (or ended long ago): 404.
  */
 export type SandboxState =
-  | { state: 'live'; twins?: readonly string[]; noHttpPort?: boolean }
+  | { state: 'live'; twins?: readonly string[]; noHttpPort?: boolean; twinSet?: boolean }
   | { state: 'resuming'; twins?: readonly string[] }
   | { state: 'failed'; error?: string | null }
   | { state: 'ended'; sandbox: EndedSandbox }
@@ -222,6 +224,7 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
         };
       case 'live': {
         if (!host.twin && state.noHttpPort) return { problem: noHttpPortProblem(host.id, state.twins) };
+        if (!host.twin && state.twinSet) return { problem: twinSetAppProblem(host.id, state.twins) };
         const target: RouteTarget = host.twin ? { kind: 'twin', name: host.twin } : { kind: 'app' };
         const socketPath = endpoints.socketFor(host.id, target);
         if (socketPath) return { socketPath };

@@ -102,6 +102,14 @@ t.test(
       'ready',
       'untouched',
     );
+    // The set has no app: its own host says so, and sends to the twins.
+    const noApp = await fetch(`http://${set.id}.localhost:${port}/`, {
+      headers: { accept: 'application/json' },
+    });
+    t.equal(noApp.status, 404);
+    const noAppBody = (await noApp.json()) as { code: string; detail: string };
+    t.equal(noAppBody.code, 'twin_set_has_no_app');
+    t.match(noAppBody.detail, /Its twins answer at their own URLs \((stripe, github|github, stripe)\)/);
     const logs = await call(first, { url: `/twin-sets/${set.id}/logs`, token: user.key });
     t.match(logs.body, /starting twins alone/);
 
@@ -131,9 +139,10 @@ t.test(
     t.equal(deleted.body.status, 'deleted');
     t.equal(second.engine!.deployer.podOf(set.id), undefined, 'its pod is gone');
     const gone = await fetch(`${stripeBase}/v1/customers`, {
-      headers: { authorization: `Bearer ${set.env_vars.STRIPE_SECRET_KEY}` },
+      headers: { authorization: `Bearer ${set.env_vars.STRIPE_SECRET_KEY}`, accept: 'application/json' },
     });
-    t.not(gone.status, 200, 'the twin answers no more');
+    t.equal(gone.status, 410, 'the twin answers no more');
+    t.match(((await gone.json()) as { detail: string }).detail, `Twin set ${set.id} was deleted at`);
   },
 );
 
@@ -155,6 +164,10 @@ t.test('a twin set expires at its TTL: the reaper ends it and its twins stop', a
   const after = (await call(tb, { url: `/twin-sets/${set.id}`, token: user.key })).body;
   t.equal(after.status, 'expired');
   await until(() => tb.engine!.deployer.podOf(set.id) === undefined, 'its pod to go', 30_000);
-  const gone = await fetch(`${set.twins.slack.base_url}/api/auth.test`, { method: 'POST' });
-  t.not(gone.status, 200, 'its URL answers no more');
+  const gone = await fetch(`${set.twins.slack.base_url}/api/auth.test`, {
+    method: 'POST',
+    headers: { accept: 'application/json' },
+  });
+  t.equal(gone.status, 410, 'its URL answers no more');
+  t.match(((await gone.json()) as { detail: string }).detail, `Twin set ${set.id} expired at`);
 });
