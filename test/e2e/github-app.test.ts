@@ -260,6 +260,13 @@ t.test('no account: one comment saying how to connect; then commands from writer
     username: 'reader',
     permission: 'pull',
   });
+  // Adding a collaborator invites them, as on GitHub; each accepts.
+  for (const login of ['writer', 'reader']) {
+    const invitee = await rig.as(login);
+    const { data: invitations } = await invitee.rest.repos.listInvitationsForAuthenticatedUser();
+    t.equal(invitations.length, 1, `${login} has the invitation`);
+    await invitee.rest.repos.acceptInvitationForAuthenticatedUser({ invitation_id: invitations[0]!.id });
+  }
   await gh.pushFiles({ owner: 'octocat', repo: 'shop', branch: 'feature', files: { 'a.txt': 'a' } });
   const { data: pr } = await rig.octokit.rest.pulls.create({
     owner: 'octocat',

@@ -61,14 +61,29 @@ const generateKeyPairAsync = promisify(generateKeyPair);
 const appError = (status: number, message: string) =>
   json(status, { message, documentation_url: DOCS, status: String(status) });
 
-/** An RSA key as GitHub issues them (2048 bits, PKCS#1 PEM), made off the event loop. */
-export async function generateAppKey(): Promise<string> {
-  const { privateKey } = await generateKeyPairAsync('rsa', {
+function makeAppKey(): Promise<string> {
+  return generateKeyPairAsync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'pkcs1', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-  });
-  return privateKey;
+  }).then(({ privateKey }) => privateKey);
+}
+
+/**
+ * The next app key, made ahead of need: an RSA key takes 100 ms to several seconds of a core (prime search),
+ * which would otherwise sit on a new GitHub twin's start and so on POST→ready. One is made when the module
+ * loads (a pod's spare makes it before any deploy asks) and the next as soon as one is taken. A key made
+ * ahead is no weaker: each is taken once.
+ */
+let nextKey: Promise<string> | undefined;
+
+/** An RSA key as GitHub issues them (2048 bits, PKCS#1 PEM), made off the event loop. */
+export function generateAppKey(): Promise<string> {
+  const key = nextKey ?? makeAppKey();
+  nextKey = makeAppKey();
+  // A failure here is the next caller's: it takes this promise and sees it.
+  nextKey.catch(() => (nextKey = undefined));
+  return key;
 }
 
 const apps = (engine: Engine) => engine.store.collection('github.apps', ['slug']);
