@@ -114,4 +114,3 @@ export async function interceptedTable(): Promise<string[]> {
     await rm(dataDir, { recursive: true, force: true });
   }
 }
-
