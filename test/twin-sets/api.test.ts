@@ -51,6 +51,14 @@ t.test('POST /twin-sets: 201, Location, queued, seeded from a prompt, scoped to 
   );
   t.equal((await call(tb, { url: `/twin-sets/${id}`, token: alice.key })).body.status, 'queued', 'untouched');
 
+  // A web session (JWT) of the owner works as its API key does; another's does not.
+  const session = await tb.sessions.issue(alice.id);
+  const bySession = await call(tb, { url: `/twin-sets/${id}`, token: session });
+  t.equal(bySession.status, 200, "the owner's JWT");
+  t.equal(bySession.body.id, id);
+  const bobSession = await tb.sessions.issue(bob.id);
+  t.equal((await call(tb, { url: `/twin-sets/${id}`, token: bobSession })).status, 404);
+
   // Unauthenticated: 401 with a detail.
   const anonymous = await call(tb, { url: `/twin-sets/${id}` });
   t.equal(anonymous.status, 401);
