@@ -146,6 +146,11 @@ export class StripeStore {
     return entry.hidden;
   }
 
+  /** An object's hidden part, read only (rendering an answer must not write the state); empty if none. */
+  peekHidden(id: string): Readonly<Record<string, unknown>> {
+    return ownValue(this.state.objects, id)?.hidden ?? {};
+  }
+
   update(id: string, changes: Record<string, unknown>): StripeObject {
     const entry = this.state.objects[id]!;
     entry.data = { ...entry.data, ...changes };

@@ -10,7 +10,7 @@ export const captureMethodDefault: VersionGate = {
   objects: {
     payment_intent: (intent, { store }) => {
       const id = idOf(intent.id);
-      const defaulted = id && store.lookup(id) ? store.hidden(id).capture_method_defaulted === true : false;
+      const defaulted = id ? store.peekHidden(id).capture_method_defaulted === true : false;
       if (intent.capture_method === 'automatic_async' && defaulted) intent.capture_method = 'automatic';
     },
   },

@@ -13,7 +13,7 @@ export const invoicePayments: VersionGate = {
   objects: {
     invoice: (invoice, { store }) => {
       const id = idOf(invoice.id);
-      const hidden = id && store.lookup(id) ? store.hidden(id) : {};
+      const hidden = id ? store.peekHidden(id) : {};
       const intentId = typeof hidden.payment_intent === 'string' ? hidden.payment_intent : null;
       const intent = intentId ? store.lookup(intentId) : undefined;
       restore(invoice, {
@@ -26,12 +26,12 @@ export const invoicePayments: VersionGate = {
     },
     payment_intent: (intent, { store }) => {
       const id = idOf(intent.id);
-      const invoice = id && store.lookup(id) ? store.hidden(id).invoice : undefined;
+      const invoice = id ? store.peekHidden(id).invoice : undefined;
       restore(intent, { invoice: typeof invoice === 'string' ? invoice : null });
     },
     charge: (charge, { store }) => {
       const intentId = idOf(charge.payment_intent);
-      const invoice = intentId && store.lookup(intentId) ? store.hidden(intentId).invoice : undefined;
+      const invoice = intentId ? store.peekHidden(intentId).invoice : undefined;
       restore(charge, { invoice: typeof invoice === 'string' ? invoice : null });
     },
   },
