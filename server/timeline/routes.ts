@@ -4,6 +4,7 @@ import { accountOf } from '../auth/bearer.ts';
 import { validationFailAction } from '../errors.ts';
 import { documentedResponses } from '../http/responses.ts';
 import { sandboxIdParam } from '../sandboxes/validation.ts';
+import { twinSetIdParam } from '../twin-sets/validation.ts';
 import { TIMELINE_KINDS } from './entries.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, type TimelineService } from './service.ts';
 
@@ -51,6 +52,22 @@ const timelineQuery = Joi.object({
 export const timelineRoutes: Plugin<{ timeline: TimelineService }> = {
   name: 'twinbox-timeline',
   register(server, { timeline }) {
+    server.route({
+      method: 'GET',
+      path: '/twin-sets/{twin_set_id}/timeline',
+      options: {
+        description:
+          "A twin set's timeline, oldest first: its twins' calls, state changes and webhooks, and Twinbox's own events",
+        tags: ['api', 'twin-sets'],
+        validate: { params: twinSetIdParam, query: timelineQuery, failAction: validationFailAction },
+        ...documentedResponses({ 200: timelinePageSchema }, 400, 401, 404),
+      },
+      async handler(request) {
+        const { limit, cursor } = request.query as { limit: number; cursor?: string };
+        const id = String(request.params.twin_set_id);
+        return timeline.page(accountOf(request), id, { limit, cursor }, 'twins');
+      },
+    });
     server.route({
       method: 'GET',
       path: '/sandboxes/{sandbox_id}/timeline',

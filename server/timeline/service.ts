@@ -1,5 +1,6 @@
 import { badRequest } from '../errors.ts';
 import type { SandboxService } from '../sandboxes/service.ts';
+import type { SandboxKind } from '../store/records.ts';
 import type { AccountRecord } from '../store/records.ts';
 import type { TwinFactory } from '../twins/contract.ts';
 import type { AppRequestRecorder } from './app-requests.ts';
@@ -36,14 +37,18 @@ export interface TimelineDeps {
 export class TimelineService {
   constructor(private readonly deps: TimelineDeps) {}
 
-  /** A page of the caller's sandbox's timeline after `cursor`; another account's sandbox is a 404. */
+  /**
+   * A page of the caller's sandbox's (or, with `kind` twins, twin set's) timeline after `cursor`; another
+   * account's is a 404.
+   */
   async page(
     account: AccountRecord,
     sandboxId: string,
     { limit = DEFAULT_LIMIT, cursor }: { limit?: number; cursor?: string },
+    kind: SandboxKind = 'app',
   ): Promise<TimelinePage> {
     const { sandboxes, events, requests, twinLogs, factories } = this.deps;
-    const sandbox = await sandboxes.get(account, sandboxId);
+    const sandbox = await sandboxes.get(account, sandboxId, kind);
     let positions: Positions;
     try {
       positions = cursor ? decodeCursor(sandbox.id, cursor) : {};

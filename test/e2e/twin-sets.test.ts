@@ -102,6 +102,32 @@ t.test(
       'ready',
       'untouched',
     );
+    // Its timeline holds the twins' calls made from outside, through the router.
+    const timeline = await call(first, { url: `/twin-sets/${set.id}/timeline?limit=500`, token: user.key });
+    t.equal(timeline.status, 200);
+    const calls = timeline.body.entries.filter((e: { kind: string }) => e.kind === 'twin_call');
+    t.ok(
+      calls.some(
+        (e: { source: string; method?: string; path?: string }) =>
+          e.source === 'twin:stripe' && e.method === 'POST' && e.path === '/v1/customers',
+      ),
+      'the Stripe customer create',
+    );
+    t.ok(
+      calls.some((e: { source: string }) => e.source === 'twin:github'),
+      'the GitHub calls',
+    );
+    t.equal(
+      (await call(first, { url: `/twin-sets/${set.id}/timeline`, token: other.key })).status,
+      404,
+      "another account's timeline",
+    );
+    t.equal(
+      (await call(first, { url: `/sandboxes/${set.id}/timeline`, token: user.key })).status,
+      404,
+      'not a sandbox timeline',
+    );
+
     // The set has no app: its own host says so, and sends to the twins.
     const noApp = await fetch(`http://${set.id}.localhost:${port}/`, {
       headers: { accept: 'application/json' },

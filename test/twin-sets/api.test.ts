@@ -252,6 +252,7 @@ t.test('the published OpenAPI document lists the twin-set routes', async (t) => 
   t.ok(doc.paths['/twin-sets/{twin_set_id}'].delete, 'DELETE /twin-sets/{id}');
   t.ok(doc.paths['/twin-sets/{twin_set_id}/extend'].post);
   t.ok(doc.paths['/twin-sets/{twin_set_id}/logs'].get);
+  t.ok(doc.paths['/twin-sets/{twin_set_id}/timeline'].get);
   const created = doc.paths['/twin-sets'].post;
   t.ok(created.responses['201'], 'its 201');
   t.ok(created.responses['400'] && created.responses['403'], 'its errors');
