@@ -63,6 +63,7 @@ export class SandboxLocator implements RemoteSandboxes {
           state: {
             state: 'live',
             ...(sandbox.status === 'ready' ? { twins: Object.keys(sandbox.twins) } : {}),
+            ...(sandbox.kind === 'twins' ? { twinSet: true } : {}),
           },
         };
       }
