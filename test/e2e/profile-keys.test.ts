@@ -52,3 +52,35 @@ t.test('root:, port: and ${APP_URL} in a real deploy with full isolation', async
   t.equal(hostile.status, 'failed');
   t.match(hostile.error, /^Runtime profile: .*"root" must be a folder inside the repository/);
 });
+
+t.test(
+  "port: may not be the port of Twinbox's public URLs, where the pod answers the twins inside",
+  async (t) => {
+    if (!requireHost(t, { bwrap: true, root: true, cgroups: true })) return;
+    const gh = await githubToDeployFrom(t);
+    const tb = await deployingTwinbox(t, gh);
+    const publicPort = tb.server.info.port;
+    await gh.createRepo({
+      owner: 'octocat',
+      name: 'clash',
+      files: {
+        '.github/twinbox.yml': `port: ${publicPort}\n`,
+        'package.json': '{"scripts":{"start":"node server.js"}}',
+        'server.js': `require('node:http').createServer((q, s) => s.end('up')).listen(${publicPort});`,
+      },
+    });
+    const user = await createUser(tb);
+    const sandbox = await deploySandbox(tb, user, {
+      repo: 'octocat/clash',
+      branch: 'main',
+      twins: ['stripe'],
+    });
+    t.equal(sandbox.status, 'failed');
+    t.equal(sandbox.isolation, 'full');
+    t.match(
+      sandbox.error,
+      `Runtime profile: twinbox.yml: port ${publicPort} is where this Twinbox serves its public URLs`,
+      'the error names the port and why',
+    );
+  },
+);
