@@ -14,6 +14,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const VALID_BEFORE_MS = 60 * 60 * 1000;
 const VALID_FOR_MS = 365 * DAY_MS;
 const SERVER_AUTH = '1.3.6.1.5.5.7.3.1';
+/** Certificates kept at once; beyond it they are made again on demand. */
+const MAX_KEPT_CONTEXTS = 512;
 
 function serial(): string {
   // Positive and unique: 16 random bytes with the top bit cleared.
@@ -76,6 +78,8 @@ export class SandboxCa {
   contextFor(hostname: string): Promise<SecureContext> {
     let context = this.contexts.get(hostname);
     if (!context) {
+      // A `*` host name matches endless names: the app could make the pod keep a certificate for each.
+      if (this.contexts.size >= MAX_KEPT_CONTEXTS) this.contexts.clear();
       context = this.issue(hostname).then((certPem) =>
         createSecureContext({ key: this.serverKeyPem, cert: certPem + this.certificatePem }),
       );
