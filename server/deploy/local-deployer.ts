@@ -50,6 +50,12 @@ export interface LocalDeployerOptions extends LocalRunnerOptions {
 }
 
 /**
+ * SIGTERM to SIGKILL for an app being released. Short: nobody can reach a sandbox being ended, and an
+ * app that ignores SIGTERM must not hold its DELETE (or a shutdown) for long.
+ */
+const APP_GRACE_MS = 1000;
+
+/**
  * The embedded deploy engine: the shared deploy steps (pipeline.ts) run with a pod per sandbox (its twins
  * and, where the host allows, its own network namespace) and the app as a confined process group in that
  * namespace. Every failure tears down what the deploy started and surfaces as an Error whose message is
@@ -386,7 +392,10 @@ export class LocalDeployer implements Deployer {
    * Stops everything of a sandbox; keeps or closes its log. With `suspend` (a shutdown with the sandbox
    * ready) its workspace, twin state and resume record stay for the next start; otherwise they go.
    */
-  private release(sandboxId: string, opts: { closeLog: boolean; suspend?: boolean }): Promise<void> {
+  private release(
+    sandboxId: string,
+    opts: { closeLog: boolean; suspend?: boolean; onStopping?: () => void },
+  ): Promise<void> {
     // Kept until done, so shutdown waits for releases already under way (a crash's teardown, say).
     const previous = this.releasing.get(sandboxId) ?? Promise.resolve();
     const run = previous.then(() => this.releaseNow(sandboxId, opts));
@@ -401,7 +410,11 @@ export class LocalDeployer implements Deployer {
 
   private async releaseNow(
     sandboxId: string,
-    { closeLog, suspend = false }: { closeLog: boolean; suspend?: boolean },
+    {
+      closeLog,
+      suspend = false,
+      onStopping,
+    }: { closeLog: boolean; suspend?: boolean; onStopping?: () => void },
   ): Promise<void> {
     this.deployed.delete(sandboxId);
     const { apps, steps, pods, pids } = this.running;
@@ -410,12 +423,21 @@ export class LocalDeployer implements Deployer {
     apps.delete(sandboxId);
     const step = steps.get(sandboxId);
     steps.delete(sandboxId);
-    await Promise.all([app?.kill(), step?.kill(500)]);
-    await pids.killRecorded(sandboxId);
-    await this.opts.isolation.release(sandboxId);
     const pod = pods.get(sandboxId);
     pods.delete(sandboxId);
-    if (pod) await this.opts.pods.destroy(pod, { keepState: suspend });
+    // The app and its pod stop side by side: they are separate groups and cgroups, and the pod's twins
+    // flushing their state need not wait for the app's grace, nor the app for theirs.
+    const podStopped = pod ? this.opts.pods.destroy(pod, { keepState: suspend }) : Promise.resolve();
+    const appStopped = (async () => {
+      await Promise.all([app?.kill(APP_GRACE_MS), step?.kill(500)]);
+      await pids.killRecorded(sandboxId);
+      await this.opts.isolation.release(sandboxId);
+    })();
+    // kill() sends SIGTERM before its first await: the app is being stopped by now.
+    onStopping?.();
+    // Both settle before a failure of either ends the release, so neither is left unwatched.
+    for (const result of await Promise.allSettled([appStopped, podStopped]))
+      if (result.status === 'rejected') throw result.reason;
     if (suspend) await this.suspendWorkspace(sandboxId);
     else {
       // A sandbox failed or ended before its resume: the pod directory it had before the restart goes too.
@@ -447,10 +469,32 @@ export class LocalDeployer implements Deployer {
     await removeWorkspace(workspace);
   }
 
+  /**
+   * Resolves once the app has been told to stop (SIGTERM; SIGKILL follows after APP_GRACE_MS): the
+   * sandbox can no longer be reached, since its record is already ended and the router answers 410. Its
+   * pod, cgroups, namespace, workspace and files go after that, tracked in `releasing`, so a shutdown
+   * still waits for them; a failure there is logged.
+   */
   async teardown(sandbox: SandboxRecord): Promise<void> {
     this.resuming.get(sandbox.id)?.controller.abort();
-    await this.release(sandbox.id, { closeLog: true });
     this.timings.delete(sandbox.id);
+    let answered = false;
+    let stopping!: () => void;
+    const signalled = new Promise<void>((resolve) => (stopping = resolve));
+    const run = this.release(sandbox.id, {
+      closeLog: true,
+      onStopping: () => {
+        answered = true;
+        stopping();
+      },
+    });
+    // Before the answer a failure goes to the caller; after it, nobody waits for it but the log.
+    run.catch((error: unknown) => {
+      if (answered)
+        this.opts.logger.error({ sandbox_id: sandbox.id, err: error }, 'cleanup after a teardown failed');
+    });
+    // A release that fails before reaching the app (an earlier one of the same sandbox) rejects here.
+    await Promise.race([signalled, run]);
   }
 
   /**

@@ -81,6 +81,8 @@ t.test('a branch deploys: ready only when the app answers, showing data from its
   const workspace = tb.engine!.deployer.workspaceOf(sandbox.sandbox_id);
   t.ok(existsSync(workspace));
   await call(tb, { method: 'DELETE', url: `/sandboxes/${sandbox.sandbox_id}`, token: user.key });
+  // DELETE answers once the app is stopped; the rest of the cleanup finishes after the answer.
+  await until(() => !existsSync(workspace), 'the workspace to be removed');
   t.notOk(groupAlive(pid), 'the process group is gone');
   t.notOk(existsSync(workspace), 'the workspace is gone');
   t.equal(tb.engine!.deployer.podOf(sandbox.sandbox_id), undefined, 'the twins are stopped');

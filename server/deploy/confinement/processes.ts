@@ -15,7 +15,10 @@ export interface Exit {
 export interface GroupProcess {
   readonly pid: number;
   readonly exited: Promise<Exit>;
-  /** SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once the leader has exited. */
+  /**
+   * SIGTERM to the command and what it started (not to its wrappers, which must outlive it), SIGKILL to
+   * the whole group after `graceMs`; resolves once the leader has exited and the group is gone.
+   */
   kill(graceMs?: number): Promise<void>;
 }
 
@@ -33,12 +36,19 @@ export function groupAlive(pgid: number): boolean {
 
 /** Is any process of group `pgid` not a zombie? Reads /proc; true where /proc cannot tell. */
 function livingMember(pgid: number): boolean {
+  const members = livingMembers(pgid);
+  return members === undefined || members.length > 0;
+}
+
+/** The pids of group `pgid` that are not zombies; undefined where /proc cannot be read. */
+function livingMembers(pgid: number): number[] | undefined {
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
-    return true;
+    return undefined;
   }
+  const members: number[] = [];
   for (const name of names) {
     if (!/^\d+$/.test(name)) continue;
     let stat: string;
@@ -49,9 +59,41 @@ function livingMember(pgid: number): boolean {
     }
     // After the command's name: state, ppid, pgrp.
     const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(name));
   }
-  return false;
+  return members;
+}
+
+function cmdlineOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * SIGTERM to the command of a group, not to what wraps it. Signalled with the rest, the wrappers end
+ * before the command can stop gracefully: the outer bwrap has no SIGTERM handler, so it dies at once,
+ * and --die-with-parent then SIGKILLs its namespace, the app with it; the shell that runs the command
+ * dies too, and its exit (the namespace's last child, or the group's leader) ends the rest the same way.
+ * Spared: the group's leader under bubblewrap (the outer bwrap) and the wrapping shell, known by its exact
+ * argv (`shell`, NUL-terminated). The namespace's init needs no sparing: the kernel drops a signal it has
+ * no handler for. An app the shell exec'd has another argv, so it is signalled. Where /proc cannot
+ * tell, the whole group gets it, as before.
+ */
+function terminateCommand(pgid: number, spareLeader: boolean, shell: string | undefined): void {
+  const members = livingMembers(pgid);
+  if (!members) return signalGroup(pgid, 'SIGTERM');
+  for (const pid of members) {
+    if (spareLeader && pid === pgid) continue;
+    if (shell !== undefined && cmdlineOf(pid) === shell) continue;
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // exited meanwhile
+    }
+  }
 }
 
 /**
@@ -117,12 +159,15 @@ export function spawnGroup(
     });
   });
   const pid = child.pid ?? -1;
+  // The wrapping shell's argv (Isolation.wrap ends with it in every mode), as /proc/<pid>/cmdline shows it.
+  const tail = args.slice(-3);
+  const shell = tail[0] === '/bin/sh' && tail[1] === '-c' ? `${tail.join('\0')}\0` : undefined;
   return {
     pid,
     exited,
     async kill(graceMs = 3000) {
       if (pid <= 0) return;
-      signalGroup(pid, 'SIGTERM');
+      terminateCommand(pid, isolation.name === 'bubblewrap', shell);
       const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
