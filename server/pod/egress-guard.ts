@@ -39,6 +39,8 @@ export class EgressGuard {
   private dns: UdpSocket | undefined;
 
   private readonly listening = new Set<number>();
+  /** The ports whose connections go to the door once it is set: 80, 443, and the public URLs' port. */
+  private readonly webPorts = new Set<number>(WEB_PORTS);
   /** Set once the sandbox's twins are known: until then the web ports are guarded like the others. */
   door: WebDoor | undefined;
 
@@ -58,8 +60,6 @@ export class EgressGuard {
     this.webPorts.add(port);
     await this.listen(port);
   }
-
-  private readonly webPorts = new Set<number>(WEB_PORTS);
 
   /** The name a sinkhole address was handed out for, or the address itself. */
   nameOf(address: string): string {
