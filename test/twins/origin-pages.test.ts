@@ -1,5 +1,6 @@
 import t from 'tap';
-import { OriginRewriter } from '../../server/twins/runtime/origin.ts';
+import type { IncomingMessage } from 'node:http';
+import { OriginRewriter, requestOrigin } from '../../server/twins/runtime/origin.ts';
 import { stripeTwin } from '../../server/twins/vendors/stripe/twin.ts';
 
 // A twin's answers are written with the origin the request came to (api.stripe.com when intercepted),
@@ -38,4 +39,27 @@ t.test('links to pages for people keep the public URL; the rest follow the reque
     plain.body(Buffer.from(`${own}/c/pay/x`), 'text/plain', 'https://api.stripe.com').toString(),
     'https://api.stripe.com/c/pay/x',
   );
+});
+
+t.test('the origin of a request: its Host, https over TLS or when the router says so', async (t) => {
+  const fallback = 'http://127.0.0.1:41000';
+  const req = (headers: Record<string, string>, encrypted = false) =>
+    ({ headers, socket: { encrypted } }) as unknown as IncomingMessage;
+  const cases: Array<[IncomingMessage, string, string]> = [
+    [req({ host: 'api.stripe.com' }, true), 'https://api.stripe.com', 'intercepted HTTPS'],
+    [req({ host: 'api.stripe.com:443' }, true), 'https://api.stripe.com', 'the default port is left out'],
+    [req({ host: 'SB--Stripe.localhost:3000' }), 'http://sb--stripe.localhost:3000', 'the public URL'],
+    [
+      req({ host: 'sb--stripe.example.com', 'x-forwarded-proto': 'https' }),
+      'https://sb--stripe.example.com',
+      'behind a TLS proxy',
+    ],
+    [req({ host: '127.0.0.1:41000' }), fallback, 'the loopback port'],
+    [req({}), fallback, 'no Host'],
+    [req({ host: 'evil.com/path' }), fallback, 'a Host that is not a host'],
+    [req({ host: 'example.com:99999' }), fallback, 'a port no URL can carry'],
+    [req({ host: 'a'.repeat(400) }), fallback, 'too long'],
+  ];
+  for (const [request, origin, what] of cases) t.equal(requestOrigin(request, fallback), origin, what);
+  t.equal(cases.length, 9);
 });

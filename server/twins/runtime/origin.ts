@@ -20,6 +20,8 @@ const HOST_HEADER =
 export function requestOrigin(req: IncomingMessage, fallback: string): string {
   const host = req.headers.host;
   if (!host || host.length > 300 || !HOST_HEADER.test(host)) return fallback;
+  const port = /:(\d+)$/.exec(host)?.[1];
+  if (port !== undefined && Number(port) > 65535) return fallback;
   const secure = (req.socket as TLSSocket | undefined)?.encrypted === true;
   const forwarded = req.headers['x-forwarded-proto'];
   const scheme = secure || forwarded === 'https' ? 'https' : 'http';
