@@ -25,7 +25,9 @@ export class DeployFailure extends Error {
 /**
  * The seam between the sandbox lifecycle and whatever really runs a sandbox (twins, source, app).
  * `deploy` must stop early and release what it started when `signal` aborts; `teardown` must be
- * idempotent, since it is also called for sandboxes that never got far.
+ * idempotent, since it is also called for sandboxes that never got far. `teardown` may resolve once the
+ * app is being stopped (DELETE answers then) and finish its cleanup after, as long as its own shutdown
+ * waits for that cleanup.
  */
 export interface Deployer {
   deploy(sandbox: SandboxRecord, signal: AbortSignal): Promise<DeployResult>;
