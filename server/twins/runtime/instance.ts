@@ -111,6 +111,7 @@ export class TwinInstance {
   /** The twin's own URL, rewritten in each answer to where its request came to (origin.ts). */
   private ownUrl = '';
   private rewriter!: OriginRewriter;
+  private names: readonly string[] | undefined;
 
   /** The Unix-socket twin of `server`, when `socketPath` was given. */
   private socketServer: Server | undefined;
@@ -185,10 +186,13 @@ export class TwinInstance {
   }
 
   /** The vendor's host names (patterns) and the public URL's host name this instance answers for. */
-  hostNames(): string[] {
-    const names = [...this.opts.factory.hosts];
-    if (this.opts.publicUrl) names.push(new URL(this.opts.publicUrl).hostname);
-    return names;
+  hostNames(): readonly string[] {
+    // Asked on every request the pod's front door routes: made once, not per request.
+    this.names ??= [
+      ...this.opts.factory.hosts,
+      ...(this.opts.publicUrl ? [new URL(this.opts.publicUrl).hostname] : []),
+    ];
+    return this.names;
   }
 
   /** Whether a request for `hostname` (lower case, no port) is this twin's. */
