@@ -8,6 +8,8 @@ import type { ScenarioDirectory } from '../scenarios/directory.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { NotLiveError, type SandboxLifecycle } from './lifecycle.ts';
 import { ACTIVE_STATUSES } from './states.ts';
+
+const ACTIVE = [...ACTIVE_STATUSES];
 import { TTL_DEFAULT, TTL_MAX } from './validation.ts';
 import { parsePullRequestUrl } from './pull-request-url.ts';
 import type { Scenario } from '../scenarios/directory.ts';
@@ -55,6 +57,8 @@ export interface SandboxPage {
 export class SandboxService {
   /** Per account, the tail of its creates: count-then-insert runs one at a time per account. */
   private readonly creating = new KeyedLock();
+  /** Per account, creates admitted by the quota whose record is not in the store yet. */
+  private readonly reserved = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -137,12 +141,23 @@ export class SandboxService {
         'no_twins',
       );
     }
-    // Counting and inserting are one step per account, so concurrent creates cannot all see room
-    // for themselves (one process; the store has no transaction to do it across processes).
-    return this.creating.run(account.id, async () => {
-      await this.checkQuota(account);
-      return this.insert(account, input, kind, source, seeding, ttl);
-    });
+    // Only the count and a reservation are one step per account: the inserts (each its own fsync or
+    // commit) then run side by side, and the reservations keep concurrent creates from all seeing room.
+    // One process's view: on a shared PostgreSQL store two processes may each admit the last one.
+    await this.creating.run(account.id, () => this.reserve(account));
+    let reserved = true;
+    const release = () => {
+      if (!reserved) return;
+      reserved = false;
+      const left = (this.reserved.get(account.id) ?? 1) - 1;
+      if (left === 0) this.reserved.delete(account.id);
+      else this.reserved.set(account.id, left);
+    };
+    try {
+      return await this.insert(account, input, kind, source, seeding, ttl, release);
+    } finally {
+      release();
+    }
   }
 
   private async insert(
@@ -152,6 +167,8 @@ export class SandboxService {
     source: Pick<SandboxRecord, 'repo' | 'branch' | 'pr_url' | 'installation_id'>,
     seeding: ReturnType<typeof planSeed>,
     ttl: number,
+    /** Called once the record is in the store, where the quota now counts it. */
+    inserted: () => void,
   ): Promise<SandboxRecord> {
     const now = new Date();
     const sandbox: SandboxRecord = {
@@ -183,6 +200,7 @@ export class SandboxService {
       installation_id: source.installation_id ?? null,
     };
     await this.store.sandboxes.insert(sandbox);
+    inserted();
     // Answered only once the deploy job is durable too: a 201 promises a deploy, crash or not.
     await this.lifecycle.enqueue(sandbox);
     return sandbox;
@@ -263,13 +281,20 @@ export class SandboxService {
     return account.plan === 'pro' ? TTL_MAX : Math.min(this.policy.freeTtlCapMinutes, TTL_MAX);
   }
 
-  /** 403 `plan_limit_exceeded` when the account already holds its plan's number of active sandboxes. */
-  private async checkQuota(account: AccountRecord): Promise<void> {
+  /**
+   * Reserves one of the account's active sandboxes for a create, or 403 `plan_limit_exceeded` when the
+   * account already holds (or is creating) its plan's number. The count is a tally the store keeps
+   * (collections.ts), not a scan of the account's sandboxes.
+   */
+  private async reserve(account: AccountRecord): Promise<void> {
     const quota = this.policy.sandboxQuota[account.plan] ?? this.policy.sandboxQuota.free;
-    const active = (await this.store.sandboxes.findBy('owner_id', account.id)).filter((s) =>
-      ACTIVE_STATUSES.has(s.status),
-    ).length;
-    if (active < quota) return;
+    const active =
+      (await this.store.sandboxes.countBy('owner_id', account.id, { field: 'status', in: ACTIVE })) +
+      (this.reserved.get(account.id) ?? 0);
+    if (active < quota) {
+      this.reserved.set(account.id, (this.reserved.get(account.id) ?? 0) + 1);
+      return;
+    }
     const sandboxes = (n: number) => `${n} active sandbox${n === 1 ? '' : 'es'}`;
     throw forbidden(
       `The ${account.plan} plan allows ${sandboxes(quota)} (queued, building or ready) at a time, and ` +

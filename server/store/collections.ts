@@ -17,6 +17,12 @@ export interface CollectionSpec<T> {
   unique: (keyof T & string)[];
   /** Fields looked up with findBy / findOneBy besides the unique ones. */
   indexed: (keyof T & string)[];
+  /**
+   * Counts by an indexed field the embedded store keeps up to date as records change (countBy with
+   * the same `by`, `where` and set of `in` reads one number instead of scanning); PostgreSQL counts
+   * them through `by`'s index.
+   */
+  tallies?: { by: keyof T & string; where: keyof T & string; in: readonly string[] }[];
 }
 
 /**
@@ -30,7 +36,13 @@ export const COLLECTIONS: { readonly [K in CollectionKey]: CollectionSpec<Record
   apiKeys: { table: 'api_keys', unique: ['hash'], indexed: ['account_id'] },
   identities: { table: 'identities', unique: ['provider_key'], indexed: ['account_id'] },
   scenarios: { table: 'scenarios', unique: [], indexed: ['owner_id'] },
-  sandboxes: { table: 'sandboxes', unique: [], indexed: ['owner_id', 'status', 'runner_id'] },
+  sandboxes: {
+    table: 'sandboxes',
+    unique: [],
+    indexed: ['owner_id', 'status', 'runner_id'],
+    // The quota check of every create (sandboxes/service.ts): an owner's queued, building or ready ones.
+    tallies: [{ by: 'owner_id', where: 'status', in: ['queued', 'building', 'ready'] }],
+  },
   verificationCodes: { table: 'verification_codes', unique: [], indexed: [] },
   githubInstallations: { table: 'github_installations', unique: [], indexed: [] },
   githubPulls: { table: 'github_pulls', unique: [], indexed: ['sandbox_id'] },

@@ -9,6 +9,7 @@ import {
   UniqueViolationError,
   UnsafeIdError,
   type Collection,
+  type CountWhere,
 } from './store.ts';
 
 export interface CollectionOptions<T> {
@@ -16,6 +17,16 @@ export interface CollectionOptions<T> {
   unique?: (keyof T & string)[];
   /** Fields looked up with findBy / findOneBy. Unique fields are indexed too. */
   indexed?: (keyof T & string)[];
+  /** Counts kept up to date as records change (collections.ts). */
+  tallies?: { by: keyof T & string; where: keyof T & string; in: readonly string[] }[];
+}
+
+/** A tally: per value of `by`, how many records have `where` in `values`. */
+interface Tally {
+  by: string;
+  where: string;
+  values: ReadonlySet<unknown>;
+  counts: Map<unknown, number>;
 }
 
 /**
@@ -27,6 +38,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   private readonly records = new Map<string, T>();
   private readonly indexes = new Map<string, Map<unknown, Set<string>>>();
   private readonly unique: Set<string>;
+  private readonly tallies: Tally[];
   /** Unique values claimed by writes still in flight, so two concurrent writes cannot both pass. */
   private readonly claimed = new Map<string, Set<unknown>>();
   /** Per-record chain of writes, so writes to one record land in the order they were made. */
@@ -43,6 +55,12 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
     options: CollectionOptions<T>,
   ) {
     this.unique = new Set(options.unique ?? []);
+    this.tallies = (options.tallies ?? []).map((tally) => ({
+      by: tally.by,
+      where: tally.where,
+      values: new Set(tally.in),
+      counts: new Map(),
+    }));
     for (const field of [...(options.unique ?? []), ...(options.indexed ?? [])]) {
       this.indexes.set(field, new Map());
       this.claimed.set(field, new Set());
@@ -101,6 +119,22 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
 
   async count(): Promise<number> {
     return this.records.size;
+  }
+
+  async countBy<K extends keyof T & string>(field: K, value: T[K], where?: CountWhere<T>): Promise<number> {
+    const ids = this.index(field).get(value);
+    if (!where) return ids?.size ?? 0;
+    const tally = this.tallies.find(
+      (tally) =>
+        tally.by === field &&
+        tally.where === where.field &&
+        tally.values.size === new Set(where.in).size &&
+        where.in.every((v) => tally.values.has(v)),
+    );
+    if (tally) return tally.counts.get(value) ?? 0;
+    let n = 0;
+    for (const id of ids ?? []) if (where.in.includes(this.records.get(id)![where.field] as string)) n++;
+    return n;
   }
 
   insert(record: T): Promise<T> {
@@ -178,6 +212,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
 
   private remember(record: T): void {
     this.records.set(record.id, record);
+    this.adjustTallies(record, 1);
     for (const [field, index] of this.indexes) {
       const value = record[field as keyof T];
       let ids = index.get(value);
@@ -188,11 +223,22 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
 
   private forget(record: T): void {
     this.records.delete(record.id);
+    this.adjustTallies(record, -1);
     for (const [field, index] of this.indexes) {
       const value = record[field as keyof T];
       const ids = index.get(value);
       ids?.delete(record.id);
       if (ids?.size === 0) index.delete(value);
+    }
+  }
+
+  private adjustTallies(record: T, by: 1 | -1): void {
+    for (const tally of this.tallies) {
+      if (!tally.values.has(record[tally.where as keyof T])) continue;
+      const key = record[tally.by as keyof T];
+      const n = (tally.counts.get(key) ?? 0) + by;
+      if (n === 0) tally.counts.delete(key);
+      else tally.counts.set(key, n);
     }
   }
 

@@ -41,10 +41,22 @@ export interface Collection<T extends { id: string }> {
   findBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T[]>;
   findOneBy<K extends keyof T & string>(field: K, value: T[K]): Promise<T | undefined>;
   count(): Promise<number>;
+  /**
+   * How many records have `field` (indexed) equal to `value`, and, with `where`, also one of the values
+   * `where.in` in `where.field`. A count collections.ts declares as a tally is kept as records change,
+   * so reading it scans nothing; any other is counted through `field`'s index.
+   */
+  countBy<K extends keyof T & string>(field: K, value: T[K], where?: CountWhere<T>): Promise<number>;
   insert(record: T): Promise<T>;
   /** Applies `change` to the current record; `change` may throw to refuse. Undefined when absent. */
   update(id: string, change: (current: T) => T): Promise<T | undefined>;
   delete(id: string): Promise<boolean>;
+}
+
+/** A second condition of countBy: the record's `field` is one of `in` (strings). */
+export interface CountWhere<T> {
+  field: keyof T & string;
+  in: readonly string[];
 }
 
 export interface Store {

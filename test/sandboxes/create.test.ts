@@ -261,3 +261,60 @@ t.test(
     t.equal(nullBody.status, 400);
   },
 );
+
+t.test(
+  'the quota stays exact while creates run side by side, in waves, with deletes and a failed insert',
+  async (t) => {
+    const tb = await startTestTwinbox(t, { TWINBOX_SANDBOX_QUOTA_FREE: '5' });
+    const user = await createUser(tb, 'free');
+    const wave = (n: number) =>
+      Promise.all(
+        Array.from({ length: n }, (_, i) => createSandbox(tb, user.key, { repo: 'a/b', branch: `w${i}` })),
+      );
+    const active = async () =>
+      (await tb.store.sandboxes.findBy('owner_id', user.id)).filter((s) => s.status === 'queued');
+
+    const first = await wave(12);
+    t.equal(first.filter((r) => r.status === 201).length, 5, 'five of twelve created');
+    t.ok(
+      first
+        .filter((r) => r.status !== 201)
+        .every((r) => r.status === 403 && r.body.code === 'plan_limit_exceeded'),
+      'the other seven refused by the quota',
+    );
+    t.equal((await active()).length, 5);
+
+    // Two deleted make room for exactly two of the next wave.
+    for (const r of first.filter((r) => r.status === 201).slice(0, 2)) {
+      t.equal(
+        (await call(tb, { method: 'DELETE', url: `/sandboxes/${r.body.sandbox_id}`, token: user.key }))
+          .status,
+        200,
+      );
+    }
+    const second = await wave(10);
+    t.equal(second.filter((r) => r.status === 201).length, 2, 'two of ten after two deletes');
+    t.equal((await active()).length, 5);
+
+    // An insert that fails gives its reservation back: the room it held is there for the next create.
+    const victim = (await active())[0]!;
+    t.equal(
+      (await call(tb, { method: 'DELETE', url: `/sandboxes/${victim.id}`, token: user.key })).status,
+      200,
+    );
+    const insert = tb.store.sandboxes.insert.bind(tb.store.sandboxes);
+    let failed = 0;
+    tb.store.sandboxes.insert = (record) => {
+      if (failed++ === 0) return Promise.reject(new Error('disk full'));
+      return insert(record);
+    };
+    t.teardown(() => {
+      tb.store.sandboxes.insert = insert;
+    });
+    t.equal((await createSandbox(tb, user.key)).status, 500, 'the failed insert');
+    t.equal(failed, 1);
+    t.equal((await createSandbox(tb, user.key)).status, 201, 'its room was given back');
+    t.equal((await createSandbox(tb, user.key)).status, 403, 'and the account is full again');
+    t.equal((await active()).length, 5);
+  },
+);

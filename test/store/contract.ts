@@ -340,6 +340,76 @@ export function storeContract(t: Test, harness: StoreHarness): void {
     t.same(await reopened.sandboxes.get('s'), { id: 's', status: 'ready', n: 10 }, 'after a reopen too');
   });
 
+  t.test(
+    'countBy: by an indexed field, with and without a second condition, tallies kept exactly',
+    async (t) => {
+      const { store, place } = await opened(t);
+      let tallies = 0;
+      for (const key of COLLECTION_KEYS) {
+        const collection = collectionOf(store, key);
+        for (const field of fieldsOf(key).indexed) {
+          const p = `${key}-${field}-`;
+          await collection.insert({ id: `${p}a`, [field]: 'v1' });
+          await collection.insert({ id: `${p}b`, [field]: 'v1' });
+          await collection.insert({ id: `${p}c`, [field]: 'v2' });
+          t.equal(await collection.countBy(field, 'v1'), 2, `${key}.${field}`);
+          t.equal(await collection.countBy(field, 'v3'), 0, `${key}.${field}: none`);
+          for (const id of ['a', 'b', 'c']) await collection.delete(`${p}${id}`);
+          t.equal(await collection.countBy(field, 'v1'), 0, `${key}.${field}: after the deletes`);
+        }
+      }
+      // Every declared tally, and the same count asked with another set (counted through the index).
+      for (const key of COLLECTION_KEYS) {
+        for (const tally of COLLECTIONS[key].tallies ?? []) {
+          tallies++;
+          const collection = collectionOf(store, key);
+          const by = tally.by as string;
+          const where = tally.where as string;
+          const [first, second] = tally.in;
+          const counted = { field: where, in: tally.in } as never;
+          const one = { field: where, in: [first!] } as never;
+          await collection.insert({ id: 't1', [by]: 'o1', [where]: first });
+          await collection.insert({ id: 't2', [by]: 'o1', [where]: second ?? first });
+          await collection.insert({ id: 't3', [by]: 'o1', [where]: 'outside' });
+          await collection.insert({ id: 't4', [by]: 'o2', [where]: first });
+          const at = `${key}: ${by} with ${where}`;
+          t.equal(await collection.countBy(by, 'o1', counted), 2, at);
+          t.equal(
+            await collection.countBy(by, 'o1', { field: where, in: [...tally.in].reverse() } as never),
+            2,
+          );
+          t.equal(await collection.countBy(by, 'o1', one), second === undefined ? 2 : 1, `${at}: one value`);
+          t.equal(await collection.countBy(by, 'o1'), 3, `${at}: without the condition`);
+          t.equal(await collection.countBy(by, 'o2', counted), 1, at);
+          t.equal(await collection.countBy(by, 'o3', counted), 0, `${at}: no record`);
+          await collection.update('t1', (current) => ({ ...current, [where]: 'outside' }));
+          t.equal(await collection.countBy(by, 'o1', counted), 1, `${at}: an update leaving the set`);
+          await collection.update('t3', (current) => ({ ...current, [where]: first }));
+          t.equal(await collection.countBy(by, 'o1', counted), 2, `${at}: an update entering it`);
+          await collection.update('t4', (current) => ({ ...current, [by]: 'o1' }));
+          t.equal(await collection.countBy(by, 'o1', counted), 3, `${at}: moved to another ${by}`);
+          t.equal(await collection.countBy(by, 'o2', counted), 0, at);
+          await collection.delete('t2');
+          t.equal(await collection.countBy(by, 'o1', counted), 2, `${at}: a delete`);
+        }
+      }
+      t.ok(tallies > 0, 'collections.ts declares at least one tally');
+      await store.close();
+      const reopened = await place.open();
+      t.teardown(() => reopened.close());
+      for (const key of COLLECTION_KEYS) {
+        for (const tally of COLLECTIONS[key].tallies ?? []) {
+          const counted = { field: tally.where, in: tally.in } as never;
+          t.equal(
+            await collectionOf(reopened, key).countBy(tally.by as string, 'o1', counted),
+            2,
+            'reopened',
+          );
+        }
+      }
+    },
+  );
+
   t.test('a reopened store sees exactly what was written, indexes included', async (t) => {
     const { store, place } = await opened(t);
     for (const key of COLLECTION_KEYS) {

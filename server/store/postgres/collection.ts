@@ -7,6 +7,7 @@ import {
   UniqueViolationError,
   UnsafeIdError,
   type Collection,
+  type CountWhere,
 } from '../store.ts';
 
 /** SQLSTATE of a unique index refusing a row. */
@@ -64,6 +65,21 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   async count(): Promise<number> {
     this.open();
     const { rows } = await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.table}`);
+    return rows[0]!.n;
+  }
+
+  async countBy<K extends keyof T & string>(field: K, value: T[K], where?: CountWhere<T>): Promise<number> {
+    this.open();
+    const params = this.matchParams(field, value);
+    let condition = this.matching(field, value);
+    if (where) {
+      params.push(where.in.map(escapeString));
+      condition += ` AND data ->> ${quoteLiteral(where.field)} = ANY($${params.length}::text[])`;
+    }
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.table} WHERE ${condition}`,
+      params,
+    );
     return rows[0]!.n;
   }
 
