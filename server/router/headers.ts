@@ -123,6 +123,51 @@ export function forwardRequestHeaders(headers: IncomingHttpHeaders, context: For
   headers[REQUEST_ID_HEADER] = context.requestId;
 }
 
+/**
+ * The headers an app or twin receives, as the flat `[name, value, ...]` list the upstream client sends,
+ * from headers `forwardRequestHeaders` has already rewritten. `Transfer-Encoding` is left to the client,
+ * which frames a streamed body itself (chunked) and refuses to be told how.
+ */
+export function upstreamRequestHeaders(headers: IncomingHttpHeaders): string[] {
+  const flat: string[] = [];
+  for (const name in headers) {
+    if (name === 'transfer-encoding') continue;
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (typeof value === 'string') flat.push(name, value);
+    else for (const one of value) flat.push(name, one);
+  }
+  return flat;
+}
+
+/**
+ * A response's raw header lines (as the upstream client hands them over, name and value alternating)
+ * into what the client receives, with the same rules as `forwardResponseHeaders`, in one pass and
+ * without building a header object: this runs on every proxied response.
+ */
+export function forwardRawResponseHeaders(raw: readonly Buffer[], requestId: string): string[] {
+  let listed: string[] | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    // 10: "connection".length; the comparison only runs on names of that length.
+    if (raw[i]!.length === 10 && raw[i]!.toString('latin1').toLowerCase() === 'connection') {
+      (listed ??= []).push(...connectionTokens(raw[i + 1]!.toString('latin1')));
+    }
+  }
+  const flat: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1');
+    const lower = name.toLowerCase();
+    if (RESPONSE_DROPPED.has(lower) || listed?.includes(lower)) continue;
+    const value = raw[i + 1]!.toString('latin1');
+    flat.push(name, lower === 'set-cookie' ? withoutCookieDomain(value) : value);
+  }
+  flat.push(REQUEST_ID_HEADER, requestId);
+  return flat;
+}
+
+/** What never reaches the client from a response: hop-by-hop, and the request id, which the router sets. */
+const RESPONSE_DROPPED = new Set([...HOP_BY_HOP, 'connection', 'upgrade', REQUEST_ID_HEADER]);
+
 /** Rewrites a response's headers in place into what the client receives. */
 export function forwardResponseHeaders(
   headers: IncomingHttpHeaders,

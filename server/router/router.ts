@@ -12,6 +12,7 @@ import type { Server as HapiServer } from '@hapi/hapi';
 import { ProxyServer } from 'http-proxy-3';
 import type { Logger } from 'pino';
 import { parseSandboxHost, type SandboxHost } from './hosts.ts';
+import { UpstreamPools } from './upstream.ts';
 import {
   forwardRequestHeaders,
   forwardResponseHeaders,
@@ -137,38 +138,13 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
   const isTwinboxCredential: CredentialCheck = twinboxCredentials(options.adminToken);
   const listener = server.listener;
 
-  // One pool for every backend: Node's Agent keys its free sockets by socketPath, so each app and twin
-  // gets its own keep-alive connections. `timeout` is what makes the Agent honour a backend's
-  // `Keep-Alive: timeout=N` hint (it closes idle sockets a second before the backend would).
-  const agent = new Agent({ keepAlive: true, timeout: 60_000, scheduling: 'lifo' });
-  const proxy = new ProxyServer({ agent, selfHandleResponse: true });
+  // Plain requests go through keep-alive undici pools, one per backend socket (upstream.ts). WebSocket
+  // handshakes go through http-proxy-3, which tunnels them; its Agent pools nothing (an upgraded socket
+  // is never reused), so it keeps none.
+  const upstream = new UpstreamPools();
+  const proxy = new ProxyServer({});
   const tunnels = new Set<Socket>();
 
-  // The backend's answer to each proxied request, once it starts: an upload that fails after it arrived
-  // whole does not undo it (see proxyWeb).
-  const answers = new WeakMap<ServerResponse, IncomingMessage>();
-  proxy.on('proxyRes', (proxyRes, req, res) => {
-    answers.set(res, proxyRes);
-    const requestId = String(req.headers[REQUEST_ID_HEADER]);
-    const headers = forwardResponseHeaders(proxyRes.headers, requestId);
-    res.writeHead(proxyRes.statusCode ?? 502, proxyRes.statusMessage, headers);
-    // Chunks go out as they arrive (SSE, chunked): a pipe, no buffering.
-    proxyRes.pipe(res);
-    // A pipe does not pass on an abort: a backend that dies mid-body would leave the client waiting.
-    proxyRes.once('close', () => {
-      if (!proxyRes.complete) res.destroy();
-    });
-  });
-  proxy.on('proxyReq', (proxyReq, req, res) => {
-    // A backend may answer before it has the whole body, then close (a twin refusing a body too large to
-    // drop): the rest of the client's body has nowhere to go. It is dropped, so the client finishes
-    // sending and reads the answer on an intact connection, instead of stalling on a closed socket.
-    proxyReq.once('close', () => {
-      if (!answers.get(res)?.complete || req.complete) return;
-      req.unpipe(proxyReq);
-      req.resume();
-    });
-  });
   proxy.on('proxyReqWs', (proxyReq, req) => {
     const requestId = String(req.headers[REQUEST_ID_HEADER]);
     // Before http-proxy-3 writes the 101 (or another answer) to the client from these same headers.
@@ -297,15 +273,16 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
       res.once('close', () =>
         over({ status: res.headersSent ? res.statusCode : undefined, endedAt: Date.now() }),
       );
-    proxy.web(req, res, { target: backend(decision.socketPath) }, (error) => {
-      if (answers.get(res)?.complete) {
-        // The backend answered in full, then stopped taking the body: its answer stands (see 'proxyReq').
+    upstream.forward(decision.socketPath, req, res, requestId, (error, answered) => {
+      if (answered) {
+        // The backend answered in full, then stopped taking the body: its answer stands.
         logger.debug(
           { err: error, sandbox_id: host.id, request_id: requestId },
           'router: the backend closed the upload after its answer',
         );
         return;
       }
+      if (res.destroyed) return;
       logger.warn(
         { err: error, sandbox_id: host.id, twin: host.twin, request_id: requestId },
         'router: backend did not answer',
@@ -504,13 +481,13 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
       for (const socket of tunnels) socket.destroy();
       tunnels.clear();
       // The proxy keeps its listeners: a tunnel socket may still report an error, which must not throw.
-      agent.destroy();
       remoteAgent.destroy();
+      await upstream.close();
     },
   };
 }
 
-/** A Unix socket target; host and port only name it in the Agent's pool and in errors. */
+/** A Unix socket target for a WebSocket handshake; host and port only name it in errors. */
 function backend(socketPath: string) {
   return { socketPath, host: 'localhost', port: 80 };
 }
