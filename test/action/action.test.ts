@@ -10,6 +10,10 @@ import { masked, runAction } from './run-action.ts';
 // outcome Twinbox gets a scripted deployer (test/client/helpers.ts) in place of the deploy engine:
 // what is under test is the Action (inputs, waiting, outputs, masking, summary), not deploying.
 
+// The tests below are independent (a Twinbox and a run of the bundle each) and mostly wait on child
+// processes and on the scripted deploy: two run at once.
+t.jobs = 2;
+
 t.test('push event: creates, waits with progress, outputs, masks and summarizes', async (t) => {
   const { baseUrl, user, tb } = await startLiveTwinbox(t);
   const run = await runAction(t, {

@@ -10,6 +10,10 @@ import { masked, runAction, runPostStep } from './run-action.ts';
 // `mode: twins` of the committed dist/index.js: twins alone, their variables exported to the job's later
 // steps (GITHUB_ENV), secrets masked, and the post step deleting them.
 
+// The tests below are independent (a Twinbox and a run of the bundle each) and mostly wait on child
+// processes and on the sandbox's start: two run at once.
+t.jobs = 2;
+
 t.test(
   'mode twins, deployed for real: later steps reach the twins with the exported variables',
   async (t) => {

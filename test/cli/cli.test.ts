@@ -10,6 +10,10 @@ import { cliHome, mailedCode, runCli, startCli } from './run-cli.ts';
 // The committed dist/cli.js as a child process against a live Twinbox on loopback. The scripted
 // deployer (test/client/helpers.ts) stands in for the deploy engine so `--wait` can reach `ready`.
 
+// The tests below are independent (a Twinbox and a CLI home each) and mostly wait on the CLI's processes
+// and the scripted deploy: two run at once.
+t.jobs = 2;
+
 t.test('create --wait, get, list, logs, delete, with human and --json output', async (t) => {
   const { baseUrl, user, deployer } = await startLiveTwinbox(t);
   deployer.delayMs = 1500;

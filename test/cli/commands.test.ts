@@ -15,6 +15,10 @@ import { cliHome, mailedCode, runCli } from './run-cli.ts';
 
 const VERSION = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
 
+// The tests below are independent (a Twinbox and a CLI home each) and mostly wait on the CLI's processes
+// and the scripted deploy: two run at once.
+t.jobs = 2;
+
 t.test('--version, -V, per-command --help and `help <command>`', async (t) => {
   const home = await cliHome(t);
   for (const flag of ['--version', '-V']) {

@@ -9,6 +9,10 @@ import { call, createUser, tempDir } from '../helpers/twinbox.ts';
 import { deployingTwinbox, exampleFiles, githubToDeployFrom, settle, until } from '../helpers/deploy.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
 
+// The tests below are independent (a GitHub twin, a Twinbox and a data dir each) and spend most of their
+// time waiting on deploys and apps: two run at once.
+t.jobs = 2;
+
 t.test('a branch deploys: ready only when the app answers, showing data from its twins', async (t) => {
   const gh = await githubToDeployFrom(t);
   await gh.createRepo({ owner: 'octocat', name: 'shop', files: await exampleFiles('zero-dep') });

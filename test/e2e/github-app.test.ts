@@ -81,6 +81,10 @@ async function commentMatching(
   return comments;
 }
 
+// The tests below are independent (a GitHub twin, an App, a Twinbox each) and spend most of their time
+// waiting on deliveries and deploys: two run at once.
+t.jobs = 2;
+
 t.test(
   'a pull request gets a sandbox, one comment kept up to date, a Deployment; push replaces; close tears down',
   async (t) => {

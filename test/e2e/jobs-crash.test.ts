@@ -97,6 +97,10 @@ async function jobRuns(
   }
 }
 
+// The two tests are independent (their own twin, data dir and Twinbox processes) and spend most of their
+// time waiting on those processes: they run at once.
+t.jobs = 2;
+
 t.test(
   'a GitHub delivery acknowledged, then kill -9 before it was processed: processed once after the restart',
   async (t) => {

@@ -88,7 +88,10 @@ t.test('a create-probot-app app comments on a new issue with its installation to
     return { entries, vars };
   };
 
-  await t.test('with Probot defaults: https://api.github.com, intercepted', async (t) => {
+  // The two deploys are independent (a sandbox, a twin and a repository each; the second install is the
+  // first's, shared through the dependency cache): they run side by side, each waiting on its own app.
+  t.jobs = 2;
+  t.test('with Probot defaults: https://api.github.com, intercepted', async (t) => {
     const { entries, vars } = await run(t, {});
     const tokenCall = entries.find((e) => /\/app\/installations\/\d+\/access_tokens$/.test(e.path));
     t.match(tokenCall, { method: 'POST', status: 201 }, 'Probot made an installation token');
@@ -100,7 +103,7 @@ t.test('a create-probot-app app comments on a new issue with its installation to
     );
   });
 
-  await t.test('with GHE_HOST: https://<GHE_HOST>/api/v3, the GitHub Enterprise layout', async (t) => {
+  t.test('with GHE_HOST: https://<GHE_HOST>/api/v3, the GitHub Enterprise layout', async (t) => {
     // github.com is one of the twin's own host names: the sandbox's GitHub, as a GHES host is its company's.
     const { entries } = await run(t, { GHE_HOST: 'github.com' });
     t.match(

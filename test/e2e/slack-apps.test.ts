@@ -128,27 +128,27 @@ t.test(
     const tb = await deployingTwinbox(t, gh);
     const user = await createUser(tb);
 
-    await t.test(
-      'Socket Mode: the app connects to wss-primary.slack.com, gets the event, answers',
-      async (t) => {
-        const sandbox = await helloAnswered(t, tb, user, 'octocat/bolt-socket', true);
-        const admin = new TwinAdminClient(sandbox.twins.slack!.admin_url, sandbox.twin_admin_token);
-        const listing = JSON.parse((await admin.send('GET', '/socket-mode')).text) as {
-          connections: unknown[];
-          envelopes: Array<{ type: string; state: string; payload: { event?: { text?: string } } }>;
-        };
-        t.equal(listing.connections.length, 1, 'the app holds one Socket Mode connection');
-        t.ok(
-          listing.envelopes.some(
-            (e) => e.type === 'events_api' && e.state === 'acked' && e.payload.event?.text === 'hello bolt',
-          ),
-          'the message event went over the WebSocket and the app acked it',
-        );
-        t.same((await admin.deliveries()).length, 0, 'nothing was POSTed over HTTP');
-      },
-    );
+    // The two apps are deployed side by side (a sandbox and a Slack twin each; one install, shared through
+    // the dependency cache), each then waiting on its own app.
+    t.jobs = 2;
+    t.test('Socket Mode: the app connects to wss-primary.slack.com, gets the event, answers', async (t) => {
+      const sandbox = await helloAnswered(t, tb, user, 'octocat/bolt-socket', true);
+      const admin = new TwinAdminClient(sandbox.twins.slack!.admin_url, sandbox.twin_admin_token);
+      const listing = JSON.parse((await admin.send('GET', '/socket-mode')).text) as {
+        connections: unknown[];
+        envelopes: Array<{ type: string; state: string; payload: { event?: { text?: string } } }>;
+      };
+      t.equal(listing.connections.length, 1, 'the app holds one Socket Mode connection');
+      t.ok(
+        listing.envelopes.some(
+          (e) => e.type === 'events_api' && e.state === 'acked' && e.payload.event?.text === 'hello bolt',
+        ),
+        'the message event went over the WebSocket and the app acked it',
+      );
+      t.same((await admin.deliveries()).length, 0, 'nothing was POSTed over HTTP');
+    });
 
-    await t.test('HTTP mode: the event is POSTed to /slack/events, signed; the app answers', async (t) => {
+    t.test('HTTP mode: the event is POSTed to /slack/events, signed; the app answers', async (t) => {
       const sandbox = await helloAnswered(t, tb, user, 'octocat/bolt-http', false);
       const admin = new TwinAdminClient(sandbox.twins.slack!.admin_url, sandbox.twin_admin_token);
       const deliveries = await admin.deliveries();

@@ -63,6 +63,10 @@ t.test(
     const logs = async () =>
       (await call(tb, { url: `/sandboxes/${sandbox.sandbox_id}/logs`, token: user.key })).body as string;
 
+    // Chromium starts while the sandbox deploys: neither waits on the other. Its failure, if any, is
+    // thrown where the browser is first needed.
+    const browserStarting = launchChromium(t);
+    browserStarting.catch(() => {});
     // Installs express and stripe from the registry through the sandbox's install proxy.
     const sandbox = await deploySandbox(tb, user, { repo: 'octocat/checkout', branch: 'main' }, 400_000);
     if (sandbox.status !== 'ready') t.comment(await logs());
@@ -72,7 +76,7 @@ t.test(
     t.equal(sandbox.env_vars.DOMAIN, sandbox.app_url, 'DOMAIN: ${APP_URL}');
     const twinOrigin = new URL(sandbox.twins.stripe.base_url).origin;
 
-    const browser = await launchChromium(t);
+    const browser = await browserStarting;
     const page = await browser.newPage();
     await page.goto(sandbox.app_url);
     t.equal(await page.title(), 'Buy cool new product', "the app's own page, on its fixed port");
