@@ -56,6 +56,8 @@ export class UpstreamPools {
         method: req.method as Dispatcher.HttpMethod,
         headers: upstreamRequestHeaders(req.headers),
         body: handler.body(),
+        // Only TLS would use it; given, undici does not work it out from each request's Host.
+        servername: 'localhost',
       },
       handler,
     );
