@@ -162,9 +162,9 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
   });
 
   function decide(host: SandboxHost, state: SandboxState = endpoints.stateOf(host.id)): Decision {
-    const what = host.twin
-      ? `The twin "${host.twin}" of sandbox ${host.id}`
-      : `The app of sandbox ${host.id}`;
+    // Only the router's own answers name it; a proxied request does not pay for the string.
+    const what = () =>
+      host.twin ? `The twin "${host.twin}" of sandbox ${host.id}` : `The app of sandbox ${host.id}`;
     switch (state.state) {
       case 'unknown':
         return {
@@ -194,7 +194,7 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
             status: 503,
             code: 'sandbox_resuming',
             title: 'Coming back',
-            message: `${what} is coming back after a Twinbox restart: its app and twins are starting again. Try again in a few seconds.`,
+            message: `${what()} is coming back after a Twinbox restart: its app and twins are starting again. Try again in a few seconds.`,
             retryAfter: 2,
           },
         };
@@ -211,7 +211,7 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
             status: 503,
             code: 'sandbox_not_running',
             title: 'Not running yet',
-            message: `${what} is not running yet: the sandbox is still being deployed. Try again in a few seconds.`,
+            message: `${what()} is not running yet: the sandbox is still being deployed. Try again in a few seconds.`,
             retryAfter: 2,
           },
         };
