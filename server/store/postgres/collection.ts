@@ -10,6 +10,9 @@ import {
   type CountWhere,
 } from '../store.ts';
 
+/** The NOTIFY channel of changes to cached collections (changes.ts); payloads name their schema. */
+export const CHANGES_CHANNEL = 'twinbox_changes';
+
 /** SQLSTATE of a unique index refusing a row. */
 const UNIQUE_VIOLATION = '23505';
 
@@ -40,7 +43,12 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   async get(id: string): Promise<T | undefined> {
     this.open();
     if (!SAFE_RECORD_ID.test(id)) return undefined;
-    const { rows } = await this.pool.query<{ data: T }>(`SELECT data FROM ${this.table} WHERE id = $1`, [id]);
+    // Named, so each connection parses and plans it once: the read every request makes.
+    const { rows } = await this.pool.query<{ data: T }>({
+      name: `twinbox.get.${this.name}`,
+      text: `SELECT data FROM ${this.table} WHERE id = $1`,
+      values: [id],
+    });
     return rows[0]?.data;
   }
 
@@ -83,14 +91,22 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
     return rows[0]!.n;
   }
 
-  async insert(record: T): Promise<T> {
+  /**
+   * `notice`, given, is sent with NOTIFY on CHANGES_CHANNEL in the same transaction as the write (so at
+   * its commit, and only if it commits and changed a row): how other processes learn to drop what
+   * they cached of the record (changes.ts).
+   */
+  async insert(record: T, notice?: string): Promise<T> {
     this.open();
     if (!SAFE_RECORD_ID.test(record.id)) throw new UnsafeIdError(this.name, record.id);
     try {
-      await this.pool.query(`INSERT INTO ${this.table} (id, data) VALUES ($1, $2::jsonb)`, [
-        record.id,
-        encodeJson(record),
-      ]);
+      const insert = `INSERT INTO ${this.table} (id, data) VALUES ($1, $2::jsonb)`;
+      if (notice === undefined) await this.pool.query(insert, [record.id, encodeJson(record)]);
+      else
+        await this.pool.query(
+          `WITH written AS (${insert} RETURNING id) SELECT pg_notify($3, $4) FROM written`,
+          [record.id, encodeJson(record), CHANGES_CHANNEL, notice],
+        );
     } catch (error) {
       throw this.translate(error);
     }
@@ -102,7 +118,7 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
    * or any other, run one after the other on the latest committed state; `change` runs in between,
    * and its throwing rolls the transaction back.
    */
-  async update(id: string, change: (current: T) => T): Promise<T | undefined> {
+  async update(id: string, change: (current: T) => T, notice?: string): Promise<T | undefined> {
     this.open();
     if (!SAFE_RECORD_ID.test(id)) return undefined;
     return this.transaction(async (client) => {
@@ -115,14 +131,22 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
       const next = change(current);
       if (next.id !== id) throw new Error(`${this.name}: update may not change a record's id`);
       await client.query(`UPDATE ${this.table} SET data = $2::jsonb WHERE id = $1`, [id, encodeJson(next)]);
+      if (notice !== undefined) await client.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, notice]);
       return next;
     });
   }
 
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string, notice?: string): Promise<boolean> {
     this.open();
     if (!SAFE_RECORD_ID.test(id)) return false;
-    const { rowCount } = await this.pool.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
+    const remove = `DELETE FROM ${this.table} WHERE id = $1`;
+    const { rowCount } =
+      notice === undefined
+        ? await this.pool.query(remove, [id])
+        : await this.pool.query(
+            `WITH removed AS (${remove} RETURNING id) SELECT pg_notify($2, $3) FROM removed`,
+            [id, CHANGES_CHANNEL, notice],
+          );
     return (rowCount ?? 0) > 0;
   }
 

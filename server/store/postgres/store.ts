@@ -1,6 +1,7 @@
 import { lockNameError, StoreClosedError, type Store } from '../store.ts';
 import { openCollections } from '../collections.ts';
 import { PostgresCollection } from './collection.ts';
+import { CachedCollection, ChangeFeed } from './changes.ts';
 import { AdvisoryLocks } from './locks.ts';
 import { migrate, verifySchema } from './migrate.ts';
 import { openPool } from './pool.ts';
@@ -42,13 +43,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     applicationName: 'twinbox',
     onLost: (error) => log('warn', `PostgreSQL connection lost: ${error.message}`),
   });
+  let feed: ChangeFeed | undefined;
+  let schema: string | null | undefined;
   try {
     const client = await pool.connect().catch((error: unknown) => {
       throw new DatabaseUnavailableError(describe(options.url), error);
     });
     try {
-      const schema = (await client.query<{ schema: string | null }>('SELECT current_schema() AS schema'))
-        .rows[0]?.schema;
+      schema = (await client.query<{ schema: string | null }>('SELECT current_schema() AS schema')).rows[0]
+        ?.schema;
       if (!schema) {
         throw new DatabaseUnavailableError(
           describe(options.url),
@@ -68,9 +71,16 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       client.release();
     }
     const gate = { closed: false };
-    const collections = await openCollections(
-      async (_key, spec) => new PostgresCollection(pool, spec.table, spec, gate),
-    );
+    // Read on every authenticated request (the key by its hash, then its account): kept in memory, and
+    // dropped in every process when any process writes them (changes.ts).
+    const changes = (feed = await ChangeFeed.open(options.url, schema!, (error) =>
+      log('warn', `PostgreSQL change feed lost: ${error.message}`),
+    ));
+    const collections = await openCollections(async (key, spec) => {
+      const collection = new PostgresCollection(pool, spec.table, spec, gate);
+      if (key !== 'accounts' && key !== 'apiKeys') return collection;
+      return new CachedCollection(collection, changes, new Set<string>(spec.unique), gate);
+    });
     const lockPool = openPool({
       url: options.url,
       max: options.lockPoolSize ?? 10,
@@ -92,10 +102,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       // Every write has committed when it resolved; ending the pools waits for queries in flight.
       close: () => {
         gate.closed = true;
-        return (closing ??= Promise.all([pool.end(), lockPool.end()]).then(() => undefined));
+        return (closing ??= Promise.all([pool.end(), lockPool.end(), changes.close()]).then(() => undefined));
       },
     };
   } catch (error) {
+    await feed?.close();
     await pool.end().catch(() => {});
     throw error;
   }
