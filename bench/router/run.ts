@@ -10,8 +10,9 @@
  *   else runs on the machine falls on both; each round's ratio is its router figure over its own direct
  *   figure, and the ratio reported is the median of the rounds' ratios.
  *
- * Two apps: the cheapest possible one (the router's cost laid bare) and one spending 1 ms of CPU per
- * request (closer to a real app). CPU µs per request of each server process (from /proc, Linux) is
+ * Three servers behind it: the cheapest possible app (the router's cost laid bare), one spending 1 ms of
+ * CPU per request (closer to a real app), and a real Stripe twin on its own socket, as in a sandbox's pod
+ * (`customers.retrieve`; its baseline is the twin's own socket, as an app inside the sandbox reaches it). CPU µs per request of each server process (from /proc, Linux) is
  * printed too: unlike req/s it hardly moves when other work shares the machine.
  *
  *   npx tsx bench/router/run.ts [--duration 5] [--rounds 5] [--connections 10]
@@ -35,7 +36,7 @@ const duration = Number(values.duration);
 const rounds = Number(values.rounds);
 const connections = Number(values.connections);
 const root = new URL('../..', import.meta.url).pathname;
-const host = '3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b.localhost';
+const sandbox = '3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b';
 
 async function start(
   script: string,
@@ -119,31 +120,98 @@ interface Row {
   ratios: number[];
 }
 
+/** What sits behind the router in a pair of rows: the app (or twin) process and how each path reaches it. */
+interface Target {
+  label: string;
+  /** The process serving both paths. */
+  child: ChildProcess;
+  /** The Unix socket the router forwards to. */
+  socket: string;
+  /** The baseline: the same server reached without the router. */
+  direct: { name: string; options: autocannon.Options };
+  /** Path and headers of the request, the same on both paths (Host aside). */
+  request: { path: string; headers: Record<string, string> };
+  /** The sandbox host: the app's, or a twin's. */
+  host: string;
+}
+
+async function appTarget(workUs: number): Promise<Target> {
+  // A socket file each: a killed backend leaves its file behind.
+  const socket = join(dir, `app-${workUs}.sock`);
+  const app = await start('bench/router/backend.ts', { BENCH_SOCKET: socket, BENCH_WORK_US: String(workUs) });
+  return {
+    label: workUs === 0 ? 'cheapest app' : `app spending ${workUs / 1000} ms CPU a request`,
+    child: app.child,
+    socket,
+    direct: { name: 'direct, TCP (baseline)', options: { url: `http://127.0.0.1:${app.port}/` } },
+    request: { path: '/', headers: {} },
+    host: `${sandbox}.localhost`,
+  };
+}
+
+/** A real Stripe twin on its own socket, as in a sandbox's pod; the call: retrieve a customer. */
+async function twinTarget(): Promise<Target> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/router/twin.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH, BENCH_SOCKET_DIR: dir },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const twin = await new Promise<{ socket: string; key: string; customer: string }>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('listening')) resolve(JSON.parse(out.split('\n')[0]!));
+    });
+    child.on('exit', (code) => reject(new Error(`bench/router/twin.ts exited with ${code}`)));
+  });
+  const request = {
+    path: `/v1/customers/${twin.customer}`,
+    headers: { authorization: `Bearer ${twin.key}` },
+  };
+  return {
+    label: 'Stripe twin, customers.retrieve',
+    child,
+    socket: twin.socket,
+    direct: {
+      name: "direct, the twin's own socket (baseline)",
+      options: {
+        url: `http://localhost${request.path}`,
+        socketPath: twin.socket,
+        headers: request.headers,
+      },
+    },
+    request,
+    host: `${sandbox}--stripe.localhost`,
+  };
+}
+
 const dir = await mkdtemp(join(tmpdir(), 'twinbox-bench-router-'));
 const startedAt = new Date();
 const loadAtStart = loadavg();
 const rows: Row[] = [];
 try {
-  for (const workUs of [0, 1000]) {
-    // A socket file each: a killed backend leaves its file behind.
-    const socket = join(dir, `app-${workUs}.sock`);
-    const app = await start('bench/router/backend.ts', {
-      BENCH_SOCKET: socket,
-      BENCH_WORK_US: String(workUs),
-    });
-    const front = await start('bench/router/front.ts', { BENCH_SOCKET: socket });
-    const label = workUs === 0 ? 'cheapest app' : `app spending ${workUs / 1000} ms CPU a request`;
+  for (const make of [() => appTarget(0), () => appTarget(1000), twinTarget]) {
+    const target = await make();
+    const front = await start('bench/router/front.ts', { BENCH_SOCKET: target.socket }).catch(
+      async (error: unknown) => {
+        await stop(target.child);
+        throw error;
+      },
+    );
     try {
       const paths = [
         {
-          row: { name: `${label}: direct, TCP (baseline)`, samples: [], ratios: [] } as Row,
-          options: { url: `http://127.0.0.1:${app.port}/` },
-          processes: { app: app.child },
+          row: { name: `${target.label}: ${target.direct.name}`, samples: [], ratios: [] } as Row,
+          options: target.direct.options,
+          processes: { app: target.child },
         },
         {
-          row: { name: `${label}: through the router`, samples: [], ratios: [] } as Row,
-          options: { url: `http://127.0.0.1:${front.port}/`, headers: { host } },
-          processes: { router: front.child, app: app.child },
+          row: { name: `${target.label}: through the router`, samples: [], ratios: [] } as Row,
+          options: {
+            url: `http://127.0.0.1:${front.port}${target.request.path}`,
+            headers: { ...target.request.headers, host: target.host },
+          },
+          processes: { router: front.child, app: target.child },
         },
       ];
       // Warm-up of both paths (JIT, pooled connections), not counted.
@@ -161,7 +229,7 @@ try {
       rows.push(...paths.map((path) => path.row));
     } finally {
       await stop(front.child);
-      await stop(app.child);
+      await stop(target.child);
     }
   }
 } finally {
@@ -186,5 +254,6 @@ for (const row of rows) {
 }
 console.log(
   `\nrouter / direct: ${median(rows[1]!.ratios).toFixed(2)}x with the cheapest app (goal: at least 0.50x), ` +
-    `${median(rows[3]!.ratios).toFixed(2)}x with an app spending 1 ms CPU a request`,
+    `${median(rows[3]!.ratios).toFixed(2)}x with an app spending 1 ms CPU a request, ` +
+    `${median(rows[5]!.ratios).toFixed(2)}x for a Stripe twin call against the twin's own socket`,
 );
