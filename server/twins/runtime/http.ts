@@ -148,20 +148,42 @@ export function toFetchRequest(method: string, url: URL, headers: Headers, body:
 }
 
 export function writeResponse(res: ServerResponse, status: number, headers: Headers, body: Buffer): void {
-  res.statusCode = status;
-  const cookies = headers.getSetCookie();
+  // One flat list to writeHead: no per-header setHeader bookkeeping on the response.
+  const raw: string[] = [];
   headers.forEach((value, key) => {
     // Bodies are re-sent whole, so length/encoding headers of the original stream do not apply.
     if (key === 'set-cookie' || key === 'content-length' || key === 'transfer-encoding') return;
-    res.setHeader(key, value);
+    raw.push(key, value);
   });
-  if (cookies.length) res.setHeader('set-cookie', cookies);
-  res.setHeader('content-length', body.length);
+  for (const cookie of headers.getSetCookie()) raw.push('set-cookie', cookie);
+  raw.push('content-length', String(body.length));
+  res.writeHead(status, raw);
   res.end(body);
 }
 
+/**
+ * The bytes of answers made by `bytesAnswer`, so that the runtime writes them without reading the
+ * Response's stream back (a stream read is a chain of promises, per answer). Anyone else may still read the
+ * Response as usual; once its body is used, the runtime reads what it is given instead.
+ */
+const knownBodies = new WeakMap<Response, Buffer>();
+
+/** A Response whose body the runtime can take as it was given (see `answerBytes`). */
+export function bytesAnswer(body: Buffer, init: ResponseInit): Response {
+  const response = new Response(body, init);
+  knownBodies.set(response, body);
+  return response;
+}
+
+/** The body of a driver's answer, as bytes: those it was made with when `bytesAnswer` made it. */
+export async function answerBytes(response: Response): Promise<Buffer> {
+  const known = knownBodies.get(response);
+  if (known && !response.bodyUsed) return known;
+  return Buffer.from(await response.arrayBuffer());
+}
+
 export function json(status: number, body: unknown, extra: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  return bytesAnswer(Buffer.from(JSON.stringify(body) ?? ''), {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...extra },
   });

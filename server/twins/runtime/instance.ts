@@ -25,6 +25,7 @@ import {
   readBody,
   refuseUnread,
   RequestAbortedError,
+  answerBytes,
   toFetchRequest,
   writeResponse,
 } from './http.ts';
@@ -368,10 +369,10 @@ export class TwinInstance {
     }
     let out: Buffer;
     try {
-      out = Buffer.from(await response.arrayBuffer());
+      out = await answerBytes(response);
     } catch (error) {
       response = this.errorResponse(error, pathname);
-      out = Buffer.from(await response.arrayBuffer());
+      out = await answerBytes(response);
     }
     // A write is answered only once its change is on disk (docs/twins.md, "Persistence and restart").
     if (changes) {
@@ -379,11 +380,12 @@ export class TwinInstance {
         await this.commit();
       } catch (error) {
         response = this.errorResponse(error, pathname);
-        out = Buffer.from(await response.arrayBuffer());
+        out = await answerBytes(response);
       }
     }
     if (res.headersSent || res.destroyed) return;
-    const outHeaders = new Headers(response.headers);
+    // Copied only to be changed: a Response's own headers may be immutable (one a driver passed on from fetch).
+    const outHeaders = origin === this.ownUrl && read ? response.headers : new Headers(response.headers);
     this.rewriter.headers(outHeaders, origin);
     out = this.rewriter.body(out, outHeaders.get('content-type') ?? '', origin);
     if (!read) await refuseUnread(req, res, outHeaders);

@@ -117,8 +117,22 @@ function canonicalPath(rawPath: string, service: string): string {
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
 
+/**
+ * Derived keys by secret, day, region and service: the same for every request of a day, and four HMACs to
+ * derive (AWS's own SDKs cache them too). Bounded: cleared when it holds more than SIGNING_KEYS_KEPT.
+ */
+const signingKeys = new Map<string, Buffer>();
+const SIGNING_KEYS_KEPT = 256;
+
 export function signingKey(secret: string, date: string, region: string, service: string): Buffer {
-  return hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
+  const id = `${secret}\n${date}\n${region}\n${service}`;
+  let key = signingKeys.get(id);
+  if (!key) {
+    key = hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
+    if (signingKeys.size >= SIGNING_KEYS_KEPT) signingKeys.clear();
+    signingKeys.set(id, key);
+  }
+  return key;
 }
 
 /**
