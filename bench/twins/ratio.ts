@@ -4,7 +4,10 @@
  * for engine-backed twins; for a twin that is ours (stripe) or a call the bare engine cannot serve, a
  * canned node:http server answering the body the twin answered (recorded through a forwarding server
  * first), so the baseline is the HTTP round trip and the SDK's own work only.
- * Rounds alternate which side goes first, so a slow patch of a loaded machine hits both alike.
+ * A second baseline, shown beside the first and never in its place: the twin's own driver behind a bare
+ * listener (driverOnly), i.e. the twin without our runtime. Against a canned baseline the ratio counts the
+ * twin's whole work (Stripe is all ours); against the driver alone it counts what the runtime adds.
+ * Rounds rotate which side goes first, so a slow patch of a loaded machine hits all alike.
  */
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,6 +16,7 @@ import { join } from 'node:path';
 import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
 import { startBareEngine, type EngineService } from '../../server/twins/engine/emulate.ts';
+import type { TwinFactory } from '../../server/twins/contract.ts';
 import { twinCalls, type Call, type Env } from './calls.ts';
 
 const CALLS = Number(process.env.BENCH_RATIO_CALLS ?? 200);
@@ -95,6 +99,60 @@ async function canned(records: Map<string, Recorded>) {
   return { url: await listen(server), close: () => close(server) };
 }
 
+/**
+ * The twin's own driver (its fidelity layers, and its engine where it has one) behind a listener that does
+ * only what the bare engine's does (emulate's `serve`: a fetch Request from the Node request, the Response
+ * streamed back), plus the driver's credential check, which `handle` relies on. What it leaves out is the
+ * twin runtime (server/twins/runtime/instance.ts): input screen, faults, request log, origin rewriting,
+ * durable writes. A second driver with its own state and credentials, seeded alike.
+ */
+async function driverOnly(factory: TwinFactory, seed: unknown) {
+  let driver: Awaited<ReturnType<TwinFactory['create']>> | undefined;
+  const server = createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`);
+      const headers = new Headers();
+      for (const [key, value] of Object.entries(req.headers)) {
+        if (value === undefined) continue;
+        if (Array.isArray(value)) for (const item of value) headers.append(key, item);
+        else headers.set(key, value);
+      }
+      const method = req.method ?? 'GET';
+      const verdict = await driver!.authorize({ method, url, headers });
+      const response =
+        verdict instanceof Response
+          ? verdict
+          : await driver!.handle(
+              new Request(url, {
+                method,
+                headers,
+                ...(method === 'GET' || method === 'HEAD' ? {} : { body: await readBody(req) }),
+              }),
+              verdict,
+            );
+      res.statusCode = response.status;
+      const cookies = response.headers.getSetCookie();
+      response.headers.forEach((value, key) => {
+        if (key !== 'set-cookie') res.setHeader(key, value);
+      });
+      if (cookies.length) res.setHeader('set-cookie', cookies);
+      res.end(Buffer.from(await response.arrayBuffer()));
+    } catch (error) {
+      res.statusCode = 500;
+      res.end(String(error));
+    }
+  });
+  const url = await listen(server);
+  driver = await factory.create({ baseUrl: url, seed: factory.validateSeed(seed) });
+  return {
+    env: driver.envVars(),
+    close: async () => {
+      await close(server);
+      await driver!.close();
+    },
+  };
+}
+
 /** The twin's variables with its origin swapped for `to`. */
 function swap(env: Env, from: string, to: string): Env {
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.split(from).join(to)]));
@@ -123,6 +181,10 @@ interface Row {
   bareP50: number;
   bareP99: number;
   rounds: number[];
+  /** The twin's driver alone behind a bare listener (driverOnly): our runtime's share, not the twin's. */
+  driverP50: number;
+  driverP99: number;
+  driverRounds: number[];
 }
 
 async function measure(twin: string, host: TwinHost): Promise<Row> {
@@ -171,25 +233,39 @@ async function measure(twin: string, host: TwinHost): Promise<Row> {
       await bare();
     }
 
-    await timed(ours, WARMUP);
-    await timed(bare, WARMUP);
-    const all = { ours: [] as number[], bare: [] as number[] };
+    const alone = await driverOnly(twinFactories.get(twin)!, spec.seed);
+    closers.push(alone.close);
+    const driver = await spec.prepare(alone.env);
+    await driver();
+
+    const sides = { ours, bare, driver };
+    for (const call of Object.values(sides)) await timed(call, WARMUP);
+    const all = { ours: [] as number[], bare: [] as number[], driver: [] as number[] };
     const rounds: number[] = [];
+    const driverRounds: number[] = [];
+    // Each side goes first, second and last in turn, so a slow patch of the machine hits all alike.
+    const orders = [
+      ['ours', 'bare', 'driver'],
+      ['bare', 'driver', 'ours'],
+      ['driver', 'ours', 'bare'],
+    ] as const;
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? (['ours', 'bare'] as const) : (['bare', 'ours'] as const);
       const got: Record<string, number[]> = {};
-      for (const side of order) got[side] = await timed(side === 'ours' ? ours : bare, CALLS);
+      for (const side of orders[round % orders.length]!) got[side] = await timed(sides[side], CALLS);
       const p50 = (xs: number[]) =>
         pct(
           xs.toSorted((a, b) => a - b),
           50,
         );
       rounds.push(p50(got.ours!) / p50(got.bare!));
+      driverRounds.push(p50(got.ours!) / p50(got.driver!));
       all.ours.push(...got.ours!);
       all.bare.push(...got.bare!);
+      all.driver.push(...got.driver!);
     }
     all.ours.sort((a, b) => a - b);
     all.bare.sort((a, b) => a - b);
+    all.driver.sort((a, b) => a - b);
     return {
       twin,
       call: spec.call,
@@ -199,6 +275,9 @@ async function measure(twin: string, host: TwinHost): Promise<Row> {
       bareP50: pct(all.bare, 50),
       bareP99: pct(all.bare, 99),
       rounds,
+      driverP50: pct(all.driver, 50),
+      driverP99: pct(all.driver, 99),
+      driverRounds,
     };
   } finally {
     for (const closeIt of closers.reverse()) await closeIt();
@@ -226,12 +305,12 @@ export async function ratioTable(): Promise<Row[]> {
     `\n## Twin SDK calls, every twin vs the bare engine (${ROUNDS} alternating rounds of ${CALLS} sequential calls after ${WARMUP} warm-up each; p50/p99 over all rounds)\n`,
   );
   console.log(
-    '| twin | call | twin p50 / p99 ms | bare p50 / p99 ms | ratio p50 | ratio per round | +ms p50 | baseline |',
+    '| twin | call | twin p50 / p99 ms | bare p50 / p99 ms | ratio p50 | ratio per round | +ms p50 | baseline | driver-only p50 / p99 ms | twin / driver-only p50 | per round |',
   );
-  console.log('|---|---|---|---|---:|---|---:|---|');
+  console.log('|---|---|---|---|---:|---|---:|---|---|---:|---|');
   for (const r of rows)
     console.log(
-      `| ${r.twin} | ${r.call} | ${f(r.twinP50)} / ${f(r.twinP99)} | ${f(r.bareP50)} / ${f(r.bareP99)} | ${f(r.twinP50 / r.bareP50)}x${r.twinP50 / r.bareP50 > 1.2 ? ' **>1.2**' : ''} | ${r.rounds.map(f).join(', ')} | ${f(r.twinP50 - r.bareP50)} | ${r.baseline} |`,
+      `| ${r.twin} | ${r.call} | ${f(r.twinP50)} / ${f(r.twinP99)} | ${f(r.bareP50)} / ${f(r.bareP99)} | ${f(r.twinP50 / r.bareP50)}x${r.twinP50 / r.bareP50 > 1.2 ? ' **>1.2**' : ''} | ${r.rounds.map(f).join(', ')} | ${f(r.twinP50 - r.bareP50)} | ${r.baseline} | ${f(r.driverP50)} / ${f(r.driverP99)} | ${f(r.twinP50 / r.driverP50)}x | ${r.driverRounds.map(f).join(', ')} |`,
     );
   return rows;
 }
