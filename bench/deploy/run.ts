@@ -1,14 +1,21 @@
 /**
  * Deploy benchmark: time from POST /sandboxes to `ready` for the zero-dep example (twins github + stripe),
- * with full isolation (own network namespace, pod, bubblewrap, cgroups) and, as the same-run baseline,
- * with TWINBOX_SANDBOX_ISOLATION=off (pod on the host's network, no bubblewrap). Per mode: the first
- * deploy on a fresh Twinbox (cold), DEPLOYS-1 sequential deploys each started once the spare pod is up
- * (warm), then DEPLOYS at once; per-step breakdown, memory of each app and pod, and every failure with
- * its cause from the sandbox's log.
- *   node --import tsx bench/deploy/run.ts            DEPLOYS=20 by default
+ * with full isolation (own network namespace, pod, bubblewrap, cgroups) and with
+ * TWINBOX_SANDBOX_ISOLATION=off (pod on the host's network, no bubblewrap). The baseline, in the same run:
+ * the same app as `node server.js` on the host, timed from spawn to its first HTTP answer, one bare start
+ * before each warm deploy (rounds alternating). Per mode: the first deploy on a fresh Twinbox, posted as
+ * soon as it listens (cold: it waits for the first pod), DEPLOYS-1 sequential deploys each started once the
+ * spare pod is up (warm), then DEPLOYS at once; per-step breakdown, memory of each app and pod, and every
+ * failure with its cause from the sandbox's log.
+ *   node --import tsx bench/deploy/run.ts            DEPLOYS=20 by default; MODES=full to skip `off`
  */
 import '../../test/helpers/sandbox-hosts.ts';
-import { cpus, totalmem } from 'node:os';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { request } from 'node:http';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../server/deploy/ports.ts';
 import {
   benchTwinbox,
   exampleFiles,
@@ -24,8 +31,11 @@ import {
 } from '../kit.ts';
 
 const N = Number(process.env.DEPLOYS ?? 20);
+const MODES = (process.env.MODES ?? 'off,full').split(',') as Array<'off' | 'full'>;
+const ZERO_DEP = fileURLToPath(new URL('../../examples/zero-dep/', import.meta.url));
 const payload = { repo: 'octocat/shop', branch: 'main', twins: ['github', 'stripe'] };
-const steps = ['source', 'twins', 'profile', 'start'] as const;
+// `health` is part of `start`: from the app's spawn to its first answer.
+const steps = ['source', 'twins', 'profile', 'start', 'health'] as const;
 
 interface Summary {
   p50: number;
@@ -66,6 +76,47 @@ async function explainFailures(bt: BenchTwinbox, runs: Deployed[]): Promise<void
   }
 }
 
+/** Resolves once http://127.0.0.1:port/healthz answers (any status), rejects on a refused connection. */
+function answers(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
+      res.resume();
+      resolve();
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * The baseline: the zero-dep app as `node server.js` on the host, from spawn to its first HTTP answer,
+ * probed every millisecond (no isolation, no pod, no twins: what the app itself costs to start).
+ */
+async function bareStart(): Promise<number> {
+  const port = await freePort();
+  const began = performance.now();
+  const child = spawn(process.execPath, ['server.js'], {
+    cwd: ZERO_DEP,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: String(port) },
+    stdio: 'ignore',
+  });
+  const exited = once(child, 'exit');
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`node server.js exited with ${child.exitCode}`);
+      try {
+        await answers(port);
+        return performance.now() - began;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    }
+  } finally {
+    child.kill();
+    await exited;
+  }
+}
+
 /** The app answers through the router at its app_url (what a user opens). */
 async function checkRouted(run: Deployed): Promise<string> {
   const response = await fetch(`${run.record.app_url}/healthz`);
@@ -75,16 +126,35 @@ async function checkRouted(run: Deployed): Promise<string> {
 async function mode(
   gh: Awaited<ReturnType<typeof sourceTwin>>,
   label: 'off' | 'full',
-): Promise<{ warm: Summary; cold: number; burst: Summary; burstAllMs: number }> {
+): Promise<{
+  warm: Summary;
+  bare: Summary;
+  cold: number;
+  startMs: number;
+  burst: Summary;
+  burstAllMs: number;
+}> {
+  const began = performance.now();
   const bt = await benchTwinbox(gh, {
     TWINBOX_DEPLOY_CONCURRENCY: String(N),
     ...(label === 'off' ? { TWINBOX_SANDBOX_ISOLATION: 'off' } : {}),
   });
+  const startMs = performance.now() - began;
   try {
     console.log(`\n## isolation ${label} (${N} deploys, TWINBOX_DEPLOY_CONCURRENCY=${N})`);
-    await bt.spareReady();
-    const sequential: Deployed[] = [];
-    for (let i = 0; i < N; i++) sequential.push(await bt.deployWarm(payload));
+    console.log(`  Twinbox start (createTwinbox to listening, an account and a key): ${ms(startMs)}`);
+    // Posted at once: the first deploy waits for the first pod, as after any Twinbox start.
+    const sequential: Deployed[] = [await bt.deploy(payload)];
+    const bare: number[] = [];
+    for (let i = 1; i < N; i++) {
+      await bt.spareReady();
+      bare.push(await bareStart());
+      sequential.push(await bt.deployWarm(payload));
+    }
+    const bareSummary = { p50: pct(bare, 50), p95: pct(bare, 95), ready: bare.length, failed: 0 };
+    console.log(
+      `  baseline, \`node server.js\` on the host, spawn to first answer (${bare.length}, alternating with the warm deploys): p50=${ms(bareSummary.p50)} p95=${ms(bareSummary.p95)}`,
+    );
     const isolations = [...new Set(sequential.map((r) => r.record.isolation))];
     console.log(`  sandbox records: isolation ${JSON.stringify(isolations)}`);
     const cold = report(bt, 'cold (first deploy on a fresh Twinbox)', sequential.slice(0, 1));
@@ -122,7 +192,7 @@ async function mode(
     console.log(`    all ${N} settled after ${ms(burstAllMs)}`);
     await explainFailures(bt, parallel);
     await Promise.all(parallel.map((r) => bt.del(r.id)));
-    return { warm, cold: cold.p50, burst, burstAllMs };
+    return { warm, bare: bareSummary, cold: cold.p50, startMs, burst, burstAllMs };
   } finally {
     await bt.close();
   }
@@ -133,27 +203,35 @@ try {
   console.log(
     `# Deploy benchmark: ${cpus().length} vCPU, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${new Date().toISOString()}`,
   );
-  const off = await mode(gh, 'off');
-  const full = await mode(gh, 'full');
-  console.log('\n| POST→ready | off (baseline) | full | full / off |');
-  console.log('|---|---:|---:|---:|');
-  console.log(`| cold | ${ms(off.cold)} | ${ms(full.cold)} | ${ratio(full.cold, off.cold)} |`);
+  const results: Partial<Record<'off' | 'full', Awaited<ReturnType<typeof mode>>>> = {};
+  for (const label of MODES) results[label] = await mode(gh, label);
   console.log(
-    `| warm p50 | ${ms(off.warm.p50)} | ${ms(full.warm.p50)} | ${ratio(full.warm.p50, off.warm.p50)} |`,
+    `\nload average ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log('\n| POST→ready | bare `node server.js` (baseline) | off | full | full / bare | target |');
+  console.log('|---|---:|---:|---:|---:|---|');
+  const { off, full } = results;
+  const cell = (value: number | undefined) => (value === undefined ? '-' : ms(value));
+  const bare = full?.bare.p50 ?? off?.bare.p50 ?? NaN;
+  console.log(
+    `| warm p50 | ${ms(bare)} | ${cell(off?.warm.p50)} | ${cell(full?.warm.p50)} | ${full ? ratio(full.warm.p50, bare) : '-'} | ≤ 3x |`,
+  );
+  const bare95 = full?.bare.p95 ?? off?.bare.p95 ?? NaN;
+  console.log(
+    `| warm p95 | ${ms(bare95)} | ${cell(off?.warm.p95)} | ${cell(full?.warm.p95)} | ${full ? ratio(full.warm.p95, bare95) : '-'} | |`,
   );
   console.log(
-    `| warm p95 | ${ms(off.warm.p95)} | ${ms(full.warm.p95)} | ${ratio(full.warm.p95, off.warm.p95)} |`,
+    `| first deploy after a Twinbox start | | ${cell(off?.cold)} | ${cell(full?.cold)} | ${full ? ratio(full.cold, bare) : '-'} | < 1 s |`,
   );
+  console.log(`| Twinbox start | | ${cell(off?.startMs)} | ${cell(full?.startMs)} | | |`);
+  console.log(`| ${N} at once p50 | | ${cell(off?.burst.p50)} | ${cell(full?.burst.p50)} | | |`);
+  console.log(`| ${N} at once p95 | | ${cell(off?.burst.p95)} | ${cell(full?.burst.p95)} | | |`);
+  console.log(`| ${N} at once, all settled | | ${cell(off?.burstAllMs)} | ${cell(full?.burstAllMs)} | | |`);
   console.log(
-    `| ${N} at once p50 | ${ms(off.burst.p50)} | ${ms(full.burst.p50)} | ${ratio(full.burst.p50, off.burst.p50)} |`,
+    `| ${N} at once, ready | | ${off ? `${off.burst.ready}/${N}` : '-'} | ${full ? `${full.burst.ready}/${N}` : '-'} | | |`,
   );
-  console.log(
-    `| ${N} at once p95 | ${ms(off.burst.p95)} | ${ms(full.burst.p95)} | ${ratio(full.burst.p95, off.burst.p95)} |`,
-  );
-  console.log(
-    `| ${N} at once, all settled | ${ms(off.burstAllMs)} | ${ms(full.burstAllMs)} | ${ratio(full.burstAllMs, off.burstAllMs)} |`,
-  );
-  console.log(`| ${N} at once, ready | ${off.burst.ready}/${N} | ${full.burst.ready}/${N} | |`);
 } finally {
   await gh.close();
 }

@@ -14,6 +14,7 @@ import { EndpointDirectory } from './endpoints.ts';
 import { LocalDeployer, type SandboxUrls } from './local-deployer.ts';
 import { NetworkNamespaces } from './confinement/netns.ts';
 import { PodManager } from './pods/pods.ts';
+import { bundlePod } from './pods/pod-bundle.ts';
 import { GitHubSource } from './steps/source.ts';
 import type { SourceCredentials } from './steps/source-credentials.ts';
 import { githubWebHosts } from '../sandboxes/pull-request-url.ts';
@@ -82,6 +83,11 @@ export async function createDeployEngine(deps: {
     }),
   );
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // The pod's bundle (pod-bundle.ts), made while npm and the host are probed; a failure stops the start
+  // (a PodBundleError) rather than every deploy after it.
+  const bundleStarted = Date.now();
+  const program = bundlePod(config.dataDir);
+  program.catch(() => {});
   // Names this Twinbox's cgroups and network namespaces: several Twinboxes can share a host (tests do).
   const instance = instanceOf(config.dataDir);
   const limits = {
@@ -140,8 +146,14 @@ export async function createDeployEngine(deps: {
       `\n*** WARNING: sandboxes are NOT isolated here. Deployed code can read this machine's files and reach its network.\n` +
         `*** Missing: ${missing.join('; ')}. Every sandbox records isolation: "none". Never run this in production.\n\n`,
     );
+  const { built, key } = await program;
+  logger.info(
+    { key, ms: Date.now() - bundleStarted },
+    built ? 'sandbox pod bundled' : 'sandbox pod bundle reused',
+  );
   const pods = new PodManager({
     dataDir: config.dataDir,
+    program,
     isolation,
     namespaces: netnsProblem ? undefined : namespaces,
     installEgress: [...npm.hosts, ...config.installEgress],
@@ -185,6 +197,8 @@ export async function createDeployEngine(deps: {
   // Ready sandboxes keep their workspace and twin state: recover() resumes them (docs/sandboxes.md).
   const ready = await deps.store.sandboxes.findBy('status', 'ready');
   await deployer.killLeftovers(new Set(ready.map((sandbox) => sandbox.id)));
+  // The first spares warm what the sandboxes to resume use (none on a fresh start: the first deploy tells).
+  for (const sandbox of ready) pods.expect(sandbox.twin_names);
   pods.warm();
   return {
     deployer,

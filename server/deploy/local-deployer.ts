@@ -156,15 +156,24 @@ export class LocalDeployer implements Deployer {
         `isolation: ${this.isolationLevel === 'full' ? 'full (own network namespace, bubblewrap, limits)' : 'NONE: the app shares this machine (development only)'}`,
       );
       ctx.seeds = (await this.opts.seedsFor?.(sandbox)) ?? {};
-      const pod = await this.acquirePod(sandbox.id, ctx);
-      await removeWorkspace(ctx.workspace);
-      const workspace = await createWorkspace(ctx.workspace, this.opts.diskBytes);
-      if (!workspace.enforced) log.note(`workspace size is not capped here: ${workspace.reason}`);
-      else if (workspace.reason) log.note(`workspace: ${workspace.reason}`);
+      // The workspace (a disk image made and mounted) while the pod is taken and its twins start: none
+      // needs the others.
+      const workspaceMade = removeWorkspace(ctx.workspace).then(() =>
+        createWorkspace(ctx.workspace, this.opts.diskBytes),
+      );
+      workspaceMade.catch(() => {});
+      const pod = await this.acquirePod(sandbox.id, ctx).catch(async (error: unknown) => {
+        // Settled before the failure releases the sandbox, so no mount is made after its cleanup.
+        await workspaceMade.catch(() => {});
+        throw error;
+      });
       if (sandbox.twin_names.length) {
         ctx.earlyTwins = this.runner.startTwins(ctx, sandbox.twin_names);
         ctx.earlyTwins.catch(() => {});
       }
+      const workspace = await workspaceMade;
+      if (!workspace.enforced) log.note(`workspace size is not capped here: ${workspace.reason}`);
+      else if (workspace.reason) log.note(`workspace: ${workspace.reason}`);
       await runPipeline(ctx, this.runner, timings, DEPLOY_STEPS);
       await this.resumeRecords.write({
         format: 1,
@@ -350,8 +359,9 @@ export class LocalDeployer implements Deployer {
   }
 
   /** A started pod for the sandbox, its refused outbound calls told in the sandbox's log. */
-  private async acquirePod(sandboxId: string, { log, logsHint }: DeployContext): Promise<Pod> {
-    const pod = await this.opts.pods.acquire(sandboxId).catch((error: unknown) => {
+  private async acquirePod(sandboxId: string, { log, logsHint, sandbox }: DeployContext): Promise<Pod> {
+    const twins = sandbox.twin_names;
+    const pod = await this.opts.pods.acquire(sandboxId, twins).catch((error: unknown) => {
       if (!(error instanceof PodStartError)) throw error;
       // The sentence is the sandbox's error; the pod's own last lines are for the deploy log only.
       log.note(`the sandbox pod's last output:\n${error.output}`);

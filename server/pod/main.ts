@@ -2,7 +2,9 @@
 // (and bubblewrap). It hosts that sandbox's twins, pipes the router's Unix sockets to the app, and runs the
 // outbound-call guard. It holds none of Twinbox's secrets, store or auth: only what its control API hands it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Server } from 'node:net';
 import { TwinHost } from '../twins/runtime/host.ts';
 import { EgressGuard, GUARDED_PORTS } from './egress-guard.ts';
@@ -109,6 +111,42 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
+/**
+ * A spare pod's warm-up (protocol.ts, warmTwins): the twins start once in a scratch host of their own (own
+ * directory, no sockets, no fsync: nothing of it is kept) and stop; the modules, compiled code and the
+ * certificates for their host names stay for the sandbox that takes the pod.
+ */
+async function warmTwins(names: string[]): Promise<string[]> {
+  if (sandboxId) throw new PodRequestError(400, 'the pod already serves a sandbox: warm-up is for spares');
+  const scratch = join(dir!, 'warm-up');
+  const host = new TwinHost({
+    factories: twinFactories,
+    dataDir: scratch,
+    publicHost: '127.0.0.1',
+    logger: log,
+    bodyLimitBytes,
+    publicBase: network === 'own',
+    durableWrites: false,
+  });
+  const known = names.filter((name) => twinFactories.has(name));
+  try {
+    await host.start('warm-up', known, { adminToken: randomBytes(16).toString('hex') });
+    if (ca) {
+      const sandboxCa = await ca;
+      await Promise.all(
+        host
+          .hostNames()
+          .filter((name) => !name.includes('*'))
+          .map((name) => sandboxCa.contextFor(name)),
+      );
+    }
+  } finally {
+    await host.close();
+    await rm(scratch, { recursive: true, force: true });
+  }
+  return known;
+}
+
 /** What the pod does for each call of its protocol, given a body already checked at the door. */
 const handlers: { [C in PodCall]: (body: PodRequest<C>) => Promise<PodAnswer<C>> } = {
   async ready() {
@@ -123,6 +161,9 @@ const handlers: { [C in PodCall]: (body: PodRequest<C>) => Promise<PodAnswer<C>>
     });
     await openDoor();
     return { twins: entries };
+  },
+  async warmTwins(body) {
+    return { warmed: await warmTwins(body.names) };
   },
   async restoreTwins(body) {
     sandboxId = body.sandbox_id;

@@ -16,6 +16,15 @@ export interface StartTwinsRequest {
   public_urls?: Record<string, string>;
 }
 
+/**
+ * Start the named twins once in a scratch sandbox and stop them, before the pod serves any sandbox: a spare
+ * pod pays the first start's module loads and compiles (and issues its certificates for the twins' host
+ * names) ahead of the deploy that takes it.
+ */
+export interface WarmTwinsRequest {
+  names: string[];
+}
+
 /** Start a sandbox's twins again from their saved state (a resume, or a revived pod). */
 export interface RestoreTwinsRequest {
   sandbox_id: string;
@@ -38,6 +47,7 @@ export interface PodCalls {
     answer: { ok: true; network: 'own' | 'host'; sandbox_id?: string };
   };
   startTwins: { request: StartTwinsRequest; answer: { twins: Record<string, TwinEntry> } };
+  warmTwins: { request: WarmTwinsRequest; answer: { warmed: string[] } };
   restoreTwins: { request: RestoreTwinsRequest; answer: { twins: Record<string, TwinEntry> } };
   exposeApp: { request: ExposeAppRequest; answer: { port: number } };
   stopTwins: { request: StopTwinsRequest; answer: { stopped: true } };
@@ -64,6 +74,11 @@ export const POD_ROUTES: {
       seeds: Joi.object().unknown(true),
       public_urls: Joi.object().pattern(Joi.string(), Joi.string()),
     }),
+  },
+  warmTwins: {
+    method: 'POST',
+    path: '/warm',
+    body: Joi.object({ names: Joi.array().items(Joi.string().min(1).max(64)).max(64).required() }),
   },
   restoreTwins: { method: 'POST', path: '/restore', body: Joi.object({ sandbox_id: sandboxId }) },
   exposeApp: {

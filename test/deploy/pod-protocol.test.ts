@@ -4,7 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { podCall, PodError } from '../../server/deploy/pods/pod-control.ts';
+import { bundlePod } from '../../server/deploy/pods/pod-bundle.ts';
 import { podLayout } from '../../server/pod/layout.ts';
 import { checkPodRequest, podCallOf, PodRequestError } from '../../server/pod/protocol.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
@@ -25,6 +27,7 @@ t.test('the checks, without a pod', async (t) => {
     ['restoreTwins', { sandbox_id: 'sb', extra: 1 }, /"extra" is not allowed/],
     ['restoreTwins', ['sb'], /must be of type object/],
     ['stopTwins', { purge: 'yes' }, /"purge" must be a boolean/],
+    ['warmTwins', { names: 'github' }, /"names" must be an array/],
   ] as const;
   for (const [call, body, why] of refused) {
     const error = t.throws(() => checkPodRequest(call, body)) as PodRequestError;
@@ -32,7 +35,7 @@ t.test('the checks, without a pod', async (t) => {
     t.equal(error.status, 400);
     t.match(error.message, why);
   }
-  t.equal(refused.length, 7, 'every refusal was tried');
+  t.equal(refused.length, 8, 'every refusal was tried');
   t.equal(podCallOf('PUT', '/app'), 'exposeApp');
   const unknown = t.throws(() => podCallOf('DELETE', '/twins')) as PodRequestError;
   t.equal(unknown.status, 404);
@@ -41,7 +44,9 @@ t.test('the checks, without a pod', async (t) => {
 t.test('a pod answers bad control messages with 400 and a detail, and keeps working', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'twinbox-pod-protocol-'));
   t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
-  const pod = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'server/pod/main.ts')], {
+  // The pod as Twinbox runs it: its bundle, plain JavaScript, no TypeScript loader.
+  const program = await bundlePod(join(dir, 'data'));
+  const pod = spawn(process.execPath, [program.entry], {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH,
@@ -120,6 +125,11 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
   const refused = await podCall(control, 'exposeApp', { port: -1 }).catch((error: unknown) => error);
   t.ok(refused instanceof PodError, "Twinbox's side gets the refusal as a PodError");
   t.equal((refused as PodError).status, 400);
+  // A spare's warm-up: the twins start once in a scratch host and go, leaving nothing on disk.
+  const warm = await podCall(control, 'warmTwins', { names: ['github', 'stripe', 'no-such-twin'] });
+  t.same(warm, { warmed: ['github', 'stripe'] }, 'a warm-up of the known twins');
+  t.notOk(existsSync(join(dir, 'warm-up')), 'its scratch directory is gone');
+  t.same(await podCall(control, 'ready', undefined), { ok: true, network: 'host' }, 'no sandbox yet');
   const { twins } = await podCall(control, 'startTwins', {
     sandbox_id: 'sb-protocol',
     names: ['github'],
@@ -127,4 +137,12 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
   });
   t.same(Object.keys(twins), ['github'], 'a good message still starts a twin');
   t.match(twins.github?.base_url, /^http:\/\/127\.0\.0\.1:\d+/);
+  const user = await fetch(`${twins.github!.base_url}/user`, {
+    headers: { authorization: `Bearer ${twins.github!.env_vars.GITHUB_TOKEN}` },
+  });
+  t.equal(user.status, 200, "the warmed twin answers the sandbox's token");
+  const late = await podCall(control, 'warmTwins', { names: ['github'] }).catch((error: unknown) => error);
+  t.ok(late instanceof PodError, 'no warm-up once the pod serves a sandbox');
+  t.equal((late as PodError).status, 400);
+  t.match((late as PodError).message, /already serves a sandbox/);
 });

@@ -25,16 +25,16 @@ import type { TwinEntry } from '../../twins/runtime/host.ts';
 import { twinSocketPath } from '../../twins/runtime/host.ts';
 import { sandboxDir } from '../../twins/runtime/persistence.ts';
 import { startInstallProxy } from './install-proxy.ts';
+import { bundlePod, type PodProgram } from './pod-bundle.ts';
 import type { Isolation } from '../confinement/isolation.ts';
+import { probePause } from '../steps/health.ts';
 import type { HostPort } from '../steps/npm-registries.ts';
 import { LogSink } from '../confinement/logs.ts';
 import type { NetworkNamespaces } from '../confinement/netns.ts';
 import { podCall } from './pod-control.ts';
 import { PidFiles, spawnGroup, type GroupProcess } from '../confinement/processes.ts';
 
-const POD_MAIN = fileURLToPath(new URL('../../pod/main.ts', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const TSX_LOADER = import.meta.resolve('tsx');
 
 /**
  * What a pod reads: the checkout (its code and node_modules), and node_modules' real directory when the
@@ -78,6 +78,10 @@ function sdkPinnedBundles(): string[] {
   return found;
 }
 
+/** How many past deploys' twins a spare warms for, and at most how many twins. */
+const DEMAND_KEPT = 4;
+const WARM_TWINS_MAX = 4;
+
 export interface PodManagerOptions {
   dataDir: string;
   isolation: Isolation;
@@ -88,8 +92,14 @@ export interface PodManagerOptions {
   /** The largest request body a twin reads (TWINBOX_TWIN_BODY_BYTES). */
   twinBodyBytes: number;
   logger: Logger;
+  /**
+   * What pod processes run (pod-bundle.ts); absent: bundled from the checkout on the first pod start. A
+   * bundle that cannot be made fails every pod start with its PodBundleError.
+   */
+  program?: Promise<PodProgram>;
   /** Pods kept started ahead of need, so a deploy does not wait for Node to load the twins. */
   spares?: number;
+
   readyTimeoutMs?: number;
 }
 
@@ -166,9 +176,35 @@ export class PodManager {
   private closed = false;
   /** Pod processes by slot: without bubblewrap (which takes them down with Twinbox) they outlive a kill -9. */
   private readonly pids: PidFiles;
+  private program: Promise<PodProgram> | undefined;
+  /** The twins of the last deploys (newest last): what the next spare warms (warmTwins). */
+  private readonly demand: string[][] = [];
 
   constructor(private readonly opts: PodManagerOptions) {
     this.pids = new PidFiles(join(opts.dataDir, 'run', 'pods'));
+    this.program = opts.program;
+  }
+
+  /**
+   * Records the twins a deploy asks for. A spare warms the twins of the last few deploys (at most
+   * WARM_TWINS_MAX names): warming them all would cost each pod seconds of CPU and tens of MiB.
+   */
+  expect(names: readonly string[]): void {
+    if (!names.length) return;
+    this.demand.push([...names]);
+    if (this.demand.length > DEMAND_KEPT) this.demand.shift();
+  }
+
+  private warmSet(): string[] {
+    const names = new Set<string>();
+    for (const deploy of [...this.demand].reverse())
+      for (const name of deploy) if (names.size < WARM_TWINS_MAX) names.add(name);
+    return [...names];
+  }
+
+  /** The bundle pods run, made once (pod-bundle.ts). */
+  private podProgram(): Promise<PodProgram> {
+    return (this.program ??= bundlePod(this.opts.dataDir));
   }
 
   get network(): 'own' | 'host' {
@@ -178,14 +214,18 @@ export class PodManager {
   /** Fills the spare pool; call once at start. */
   warm(): void {
     while (!this.closed && this.spares.length < (this.opts.spares ?? 1)) {
-      const pod = this.create();
+      const pod = this.create({ spare: true });
       pod.catch(() => {});
       this.spares.push(pod);
     }
   }
 
-  /** A started pod for `sandboxId`: a spare when one is ready, else a new one. */
-  async acquire(sandboxId: string): Promise<Pod> {
+  /**
+   * A started pod for `sandboxId`: a spare when one is ready, else a new one. `twins`, the twins it will
+   * start, are what the next spare warms.
+   */
+  async acquire(sandboxId: string, twins: readonly string[] = []): Promise<Pod> {
+    this.expect(twins);
     const spare = this.spares.shift();
     this.warm();
     let pod: Pod;
@@ -198,7 +238,9 @@ export class PodManager {
     return pod;
   }
 
-  private async create(): Promise<Pod> {
+  /** A started pod; a spare also warms the twins deploys ask for, ahead of the one that will take it. */
+  private async create({ spare = false } = {}): Promise<Pod> {
+    await this.podProgram();
     const slot = randomUUID().slice(0, 8);
     const dir = join(this.opts.dataDir, 'pods', slot);
     // Node cuts a longer socket path silently, so two of the pod's sockets (or two pods') would be one file.
@@ -230,19 +272,26 @@ export class PodManager {
       throw error;
     }
     this.live.add(pod);
+    const warm = spare ? this.warmSet() : [];
+    // A warm-up that fails costs the deploy its head start, nothing more: the twins start cold.
+    if (warm.length)
+      await pod.call('warmTwins', { names: warm }).catch((error: Error) => {
+        this.opts.logger.warn({ err: error, twins: warm }, 'a spare sandbox pod could not warm its twins');
+      });
     return pod;
   }
 
   /** Spawns the pod process and waits until its control API answers. */
   private async start(pod: Pod): Promise<void> {
+    const program = await this.podProgram();
     const log = new LogSink(join(pod.dir, 'pod.log'), 64 * 1024);
-    const command = `exec ${shellQuote(process.execPath)} --import ${shellQuote(TSX_LOADER)} ${shellQuote(POD_MAIN)}`;
+    const command = `exec ${shellQuote(process.execPath)} ${shellQuote(program.entry)}`;
     const spec = {
       command,
       // Its own cgroup: an app that exhausts its sandbox's processes or memory leaves the twins standing.
       sandboxId: `pod-${pod.slot}`,
       cwd: pod.dir,
-      readOnly: podReadOnly(),
+      readOnly: [...podReadOnly(), program.dir],
       netns: pod.netnsPath,
       memoryBytes: this.opts.memoryBytes,
     };
@@ -260,7 +309,7 @@ export class PodManager {
     const deadline = Date.now() + (this.opts.readyTimeoutMs ?? 90_000);
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     void proc.exited.then((how) => (exit = how));
-    while (true) {
+    for (let attempt = 0; ; attempt++) {
       // Worded from the pod's own report (start-failure.ts), never from its stack trace.
       if (exit)
         throw new PodStartError(
@@ -279,7 +328,7 @@ export class PodManager {
         await podCall(pod.layout.control, 'ready', undefined, 2000);
         break;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise((resolve) => setTimeout(resolve, probePause(attempt)));
       }
     }
     this.follow(pod);

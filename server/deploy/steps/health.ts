@@ -32,6 +32,15 @@ export class HealthCheckError extends Error {
 }
 
 /**
+ * The pause after a failed probe: short at first, since most apps answer within a few hundred
+ * milliseconds and each millisecond of it is on every deploy's POST→ready; growing to 50 ms, so that a
+ * slow start is not probed hundreds of times.
+ */
+export function probePause(attempt: number): number {
+  return Math.min(50, Math.round(5 * 1.25 ** attempt));
+}
+
+/**
  * Waits until `target` answers HTTP with a status below 500, polling. Rejects with a HealthCheckError when
  * `exited` settles first (the app died: its reason), when `timeoutMs` passes, or when `signal` aborts.
  */
@@ -43,7 +52,7 @@ export async function waitForHttp(
   let died: string | undefined;
   void opts.exited.then((reason) => (died = reason));
   let lastProblem = 'no answer yet';
-  while (true) {
+  for (let attempt = 0; ; attempt++) {
     if (died !== undefined) throw new HealthCheckError('exited', died);
     if (opts.signal?.aborted) throw new HealthCheckError('cancelled', 'deploy cancelled');
     const remaining = deadline - Date.now();
@@ -59,7 +68,7 @@ export async function waitForHttp(
     } catch (error) {
       lastProblem = `last attempt: ${(error as Error).message}`;
     }
-    await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? 50));
+    await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? probePause(attempt)));
   }
 }
 

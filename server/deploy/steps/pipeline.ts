@@ -32,6 +32,8 @@ export interface DeployContext {
   signal: AbortSignal;
   log: LogSink;
   onStep?: StepObserver;
+  /** The deploy's step timings (runPipeline's), where a step records a part of itself (`health`). */
+  timings?: StepTimings;
   workspace: string;
   /** Appended to error texts that have more in the log. */
   logsHint: string;
@@ -170,6 +172,7 @@ export const DEPLOY_STEPS: DeployStep[] = [
           : `start: ${profile.start} (${profile.portVariable}=${port})`,
       );
       ctx.app = await runner.startApp(ctx, port);
+      const healthBegan = Date.now();
       await runner.waitHealthy(ctx, port).catch((error: unknown) => {
         if (!(error instanceof HealthCheckError)) throw error;
         if (error.kind === 'exited')
@@ -183,6 +186,8 @@ export const DEPLOY_STEPS: DeployStep[] = [
           );
         throw error;
       });
+      // Part of `start`: from the app's start (spawned, its port piped) to its first answer.
+      if (ctx.timings) ctx.timings.health = Date.now() - healthBegan;
     },
   },
   {
@@ -282,6 +287,7 @@ export async function runPipeline(
   steps: DeployStep[] = DEPLOY_STEPS,
 ): Promise<void> {
   const began = Date.now();
+  ctx.timings = timings;
   for (const step of steps) {
     const start = Date.now();
     ctx.onStep?.(step.name, 'started');

@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdir, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { extname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build, version as esbuildVersion, type Message, type Plugin } from 'esbuild';
+
+const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const POD_MAIN = fileURLToPath(new URL('../../pod/main.ts', import.meta.url));
+
+/**
+ * Packages left out of the bundle, loaded from the checkout's node_modules: `emulate` finds its services'
+ * chunk files next to its own entry (server/twins/engine/emulate.ts) and must be one module instance with
+ * them.
+ */
+const EXTERNAL = ['emulate'];
+
+/** Bumped when the build options below change in a way the inputs' contents do not show. */
+const FORMAT = 1;
+
+/** The sandbox pod could not be bundled: Twinbox does not start pods it cannot build (no tsx fallback). */
+export class PodBundleError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`Twinbox could not bundle its sandbox pod (server/pod/main.ts): ${message}`, options);
+    this.name = 'PodBundleError';
+  }
+}
+
+/** What a pod process runs: one JavaScript file, and the paths it must read besides the checkout. */
+export interface PodProgram {
+  /** The bundle (plain JavaScript: no TypeScript loader at pod start). */
+  entry: string;
+  /** The bundle's directory, which a pod must be able to read inside its sandbox. */
+  dir: string;
+  /** The content key the bundle is stored under (inputs, esbuild's version, these options). */
+  key: string;
+  /** False when a bundle of the same key was already in the data directory. */
+  built: boolean;
+}
+
+interface Manifest {
+  key: string;
+  /** Every file esbuild read, relative to the checkout: what the key hashes on the next start. */
+  inputs: string[];
+}
+
+/** The key of a bundle made from `inputs` (relative to the checkout), or undefined when one is gone. */
+function keyOf(inputs: string[]): string | undefined {
+  const hash = createHash('sha256').update(`${esbuildVersion}\0${FORMAT}\0`);
+  for (const input of inputs) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(resolve(REPO_ROOT, input));
+    } catch {
+      return undefined;
+    }
+    hash.update(`${input}\0${bytes.length}\0`).update(bytes);
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * Modules that locate files beside themselves (linear's SDL, next to shape.ts) keep their own location
+ * in the bundle: `import.meta.url` (and dirname, filename) become the source file's, which the pod reads
+ * in the checkout.
+ */
+const ownLocation: Plugin = {
+  name: 'twinbox-own-location',
+  setup(b) {
+    b.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes('import.meta.')) return undefined;
+      const url = pathToFileURL(args.path).href;
+      const contents = text
+        .replaceAll('import.meta.url', JSON.stringify(url))
+        .replaceAll('import.meta.filename', JSON.stringify(args.path))
+        .replaceAll('import.meta.dirname', JSON.stringify(join(args.path, '..')));
+      const ext = extname(args.path);
+      return { contents, loader: ext.endsWith('ts') ? 'ts' : 'js' };
+    });
+  },
+};
+
+function describe(messages: Message[]): string {
+  return messages
+    .slice(0, 3)
+    .map((m) => (m.location ? `${m.location.file}:${m.location.line}: ${m.text}` : m.text))
+    .join('; ');
+}
+
+/**
+ * The pod and the twins it loads as one ES module under `<dataDir>/pod-bundle/<key>/`, made with esbuild
+ * once per Twinbox (at its start) so that no pod start compiles TypeScript. The key hashes every input
+ * file and esbuild's version: a start whose sources are unchanged reuses the bundle without
+ * building. Packages stay resolvable from the bundle through a `node_modules` link to the checkout's.
+ * Rejects with a PodBundleError.
+ */
+export async function bundlePod(dataDir: string, entry: string = POD_MAIN): Promise<PodProgram> {
+  const root = join(dataDir, 'pod-bundle');
+  const manifestPath = join(root, 'manifest.json');
+  try {
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Manifest;
+    const dir = join(root, manifest.key);
+    if (
+      manifest.inputs.length &&
+      existsSync(join(dir, 'main.mjs')) &&
+      keyOf(manifest.inputs) === manifest.key
+    )
+      return { entry: join(dir, 'main.mjs'), dir, key: manifest.key, built: false };
+  } catch {
+    // no bundle yet, or an unreadable manifest: build one
+  }
+
+  let result;
+  try {
+    result = await build({
+      entryPoints: [entry],
+      absWorkingDir: REPO_ROOT,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      external: EXTERNAL,
+      write: false,
+      metafile: true,
+      outfile: 'main.mjs',
+      logLevel: 'silent',
+      plugins: [ownLocation],
+      // The packages' CommonJS calls `require` for Node's modules; an ES module has none of its own.
+      banner: {
+        js: "import { createRequire as __twinboxCreateRequire } from 'node:module'; const require = __twinboxCreateRequire(import.meta.url);",
+      },
+    });
+  } catch (error) {
+    const errors = (error as { errors?: Message[] }).errors;
+    throw new PodBundleError(errors?.length ? describe(errors) : (error as Error).message, {
+      cause: error,
+    });
+  }
+  const output = result.outputFiles?.find((file) => file.path.endsWith('main.mjs'));
+  if (!output) throw new PodBundleError('esbuild wrote no main.mjs');
+  const inputs = Object.keys(result.metafile!.inputs)
+    .map((input) => relative(REPO_ROOT, resolve(REPO_ROOT, input)))
+    .sort();
+  const key = keyOf(inputs);
+  if (!key) throw new PodBundleError('an input changed while it was being bundled; start again');
+
+  const dir = join(root, key);
+  try {
+    await mkdir(root, { recursive: true, mode: 0o700 });
+    const staging = join(root, `.staging-${process.pid}-${Date.now()}`);
+    await rm(staging, { recursive: true, force: true });
+    await mkdir(staging, { mode: 0o755 });
+    await writeFile(join(staging, 'main.mjs'), output.contents, { mode: 0o644 });
+    // Bare imports in the bundle (the external packages) resolve through here to the checkout's packages.
+    await symlink(realpathSync(join(REPO_ROOT, 'node_modules')), join(staging, 'node_modules'), 'dir');
+    await rm(dir, { recursive: true, force: true });
+    await rename(staging, dir);
+    const manifest: Manifest = { key, inputs };
+    await writeFile(`${manifestPath}.tmp`, JSON.stringify(manifest));
+    await rename(`${manifestPath}.tmp`, manifestPath);
+    // Bundles of earlier sources: no pod of this Twinbox runs them (pods start after this).
+    for (const name of await readdir(root))
+      if (name !== key && name !== 'manifest.json')
+        await rm(join(root, name), { recursive: true, force: true });
+  } catch (error) {
+    throw new PodBundleError(`writing it under ${root}: ${(error as Error).message}`, { cause: error });
+  }
+  return { entry: join(dir, 'main.mjs'), dir, key, built: true };
+}

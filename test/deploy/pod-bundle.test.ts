@@ -1,0 +1,104 @@
+import t, { type Test } from 'tap';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readlinkSync, realpathSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { pino } from 'pino';
+import { bundlePod, PodBundleError } from '../../server/deploy/pods/pod-bundle.ts';
+import { PodManager } from '../../server/deploy/pods/pods.ts';
+import { REPO_ROOT } from '../helpers/process.ts';
+
+/**
+ * The pod's bundle (server/deploy/pods/pod-bundle.ts): made once per Twinbox with esbuild into its data
+ * directory, reused while its inputs are unchanged, plain JavaScript that runs without tsx, and a failure
+ * to make it is a PodBundleError, never a fallback.
+ */
+
+async function scratch(t: Test, prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
+  return dir;
+}
+
+t.test(
+  "the pod's bundle runs as plain JavaScript and is reused while its inputs are unchanged",
+  async (t) => {
+    const dataDir = await scratch(t, 'twinbox-bundle-');
+    const first = await bundlePod(dataDir);
+    t.ok(first.built, 'built on the first start');
+    t.ok(existsSync(first.entry), 'the bundle is in the data directory');
+    t.equal(first.dir, join(dataDir, 'pod-bundle', first.key));
+    t.equal(
+      readlinkSync(join(first.dir, 'node_modules')),
+      realpathSync(join(REPO_ROOT, 'node_modules')),
+      "packages left out of it resolve from the checkout's node_modules",
+    );
+    // No loader: Node runs the bundle as it is, up to the pod's own check of its environment.
+    const run = spawnSync(process.execPath, [first.entry], {
+      env: { PATH: process.env.PATH },
+      encoding: 'utf8',
+    });
+    t.equal(run.status, 2, 'the pod ran and refused to start without its directories');
+    t.match(run.stderr, /TWINBOX_POD_DIR and TWINBOX_POD_STATE_DIR are required/);
+
+    const again = await bundlePod(dataDir);
+    t.notOk(again.built, 'the next start reuses it');
+    t.same({ key: again.key, entry: again.entry }, { key: first.key, entry: first.entry });
+  },
+);
+
+t.test('a changed input makes a new bundle; the old one goes', async (t) => {
+  const dir = await scratch(t, 'twinbox-bundle-src-');
+  const dataDir = join(dir, 'data');
+  const entry = join(dir, 'entry.ts');
+  await writeFile(join(dir, 'data.txt'), 'beside the source\n');
+  // A module that finds a file beside itself: in the bundle its import.meta.url stays the source's.
+  await writeFile(
+    entry,
+    "import { readFileSync } from 'node:fs';\nconst n: number = 1;\nconsole.log(n, import.meta.url, readFileSync(new URL('./data.txt', import.meta.url), 'utf8').trim());\n",
+  );
+  const first = await bundlePod(dataDir, entry);
+  const ran = spawnSync(process.execPath, [first.entry], { encoding: 'utf8' });
+  t.equal(ran.status, 0, ran.stderr);
+  t.equal(ran.stdout.trim(), `1 ${pathToFileURL(entry).href} beside the source`);
+
+  await writeFile(entry, 'const n: number = 2;\nconsole.log(n);\n');
+  const second = await bundlePod(dataDir, entry);
+  t.ok(second.built, 'rebuilt');
+  t.not(second.key, first.key, 'under a new key');
+  t.equal(spawnSync(process.execPath, [second.entry], { encoding: 'utf8' }).stdout.trim(), '2');
+  t.same(
+    (await readdir(join(dataDir, 'pod-bundle'))).sort(),
+    [second.key, 'manifest.json'].sort(),
+    'the old bundle is removed',
+  );
+});
+
+t.test('a pod that cannot be bundled: a PodBundleError, and no pod starts', async (t) => {
+  const dir = await scratch(t, 'twinbox-bundle-bad-');
+  const entry = join(dir, 'entry.ts');
+  await writeFile(entry, "import { nothing } from './missing.ts';\nconsole.log(nothing);\n");
+  const error = await bundlePod(join(dir, 'data'), entry).catch((e: unknown) => e);
+  t.ok(error instanceof PodBundleError, 'typed');
+  t.match(
+    (error as Error).message,
+    /could not bundle its sandbox pod .*entry\.ts:1: Could not resolve "\.\/missing\.ts"/,
+  );
+
+  const pods = new PodManager({
+    dataDir: join(dir, 'data'),
+    // Never reached: a pod start waits for the bundle first.
+    isolation: { name: 'process-group' } as never,
+    installEgress: [],
+    memoryBytes: 256 * 1024 * 1024,
+    twinBodyBytes: 1024 * 1024,
+    logger: pino({ level: 'silent' }),
+    program: bundlePod(join(dir, 'data'), entry),
+  });
+  t.teardown(() => pods.close());
+  const refused = await pods.acquire('sb-1', ['github']).catch((e: unknown) => e);
+  t.ok(refused instanceof PodBundleError, 'the deploy gets the same typed error');
+  t.notOk(existsSync(join(dir, 'data', 'pods')), 'and no pod was started');
+});
