@@ -58,6 +58,10 @@ function viaSocket(socketPath: string, path = '/'): Promise<string> {
   });
 }
 
+// The three tests are independent (a GitHub twin, a Twinbox and sandboxes each) and mostly wait on
+// deploys: two run at once. Each still makes every attempt it makes alone.
+t.jobs = 2;
+
 t.test('an app in its own network namespace reaches its own twins and nothing else', async (t) => {
   const gh = await githubToDeployFrom(t);
   const files = (source: string) => ({
