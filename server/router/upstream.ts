@@ -63,7 +63,8 @@ export class UpstreamPools {
     );
   }
 
-  private sweep(): void {
+  /** Closes the pools not used since the last sweep; run every `sweepMs`. */
+  sweep(): void {
     for (const [socketPath, entry] of this.pools) {
       if (entry.used) entry.used = false;
       else {
@@ -85,6 +86,7 @@ export class UpstreamPools {
 /** One proxied request, as undici's dispatch handler: its answer goes to `res` as it arrives. */
 class ProxyHandler implements Dispatcher.DispatchHandler {
   private abort: ((error?: Error) => void) | undefined;
+  private resume: (() => void) | undefined;
   private upload: PassThrough | undefined;
   private answered = false;
 
@@ -127,13 +129,15 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     res.cork();
     process.nextTick(uncork, res);
     res.writeHead(statusCode, statusText, forwardRawResponseHeaders(rawHeaders, this.requestId));
-    res.on('drain', resume);
+    this.resume = resume;
     return true;
   }
 
   onData(chunk: Buffer): boolean {
     // Chunks go out as they arrive (server-sent events, chunked): false pauses the backend until drain.
-    return this.res.write(chunk);
+    if (this.res.write(chunk)) return true;
+    this.res.once('drain', this.resume!);
+    return false;
   }
 
   onComplete(): void {
