@@ -102,6 +102,8 @@ export async function mountApi(server: Hapi.Server, deps: ApiDeps): Promise<void
       // request's child logger cost a fifth of an authenticated GET, and headers carry credentials.
       // The completion line still names method, path, status and time.
       getChildBindings: (request: { info: { id: string } }) => ({ req_id: request.info.id }),
+      // The completion line is `info`: below that level, skip building its message and fields at all.
+      logRequestComplete: () => deps.logger.isLevelEnabled('info'),
     },
   });
   await server.register({

@@ -18,6 +18,7 @@ const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0
 
 export interface ApiRow {
   route: string;
+  round: number;
   store: 'lowdb' | 'postgres';
   rps: number;
   p50: number;
@@ -151,13 +152,15 @@ async function selectOneRate(duration: number, connections: number): Promise<num
 }
 
 /**
- * Both stores, running side by side; each route is measured on lowdb and then on PostgreSQL before the
- * next, so a change in the machine's load touches both of a pair alike. The PostgreSQL schema is made
+ * Both stores, running side by side; each route is measured in `rounds` pairs, lowdb and PostgreSQL
+ * back to back (alternating which goes first) before the next route, so a change in the machine's load
+ * touches both of a pair alike. The PostgreSQL schema is made
  * for the run and dropped after it.
  */
 export async function measureApiOnBothStores(
   duration: number,
   connections: number,
+  rounds = 3,
 ): Promise<{ rows: ApiRow[]; selectOnePerSecond: number }> {
   const admin = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   await admin.connect().catch((error: Error) => {
@@ -175,8 +178,17 @@ export async function measureApiOnBothStores(
     running.push(await startOn('postgres', { TWINBOX_DATABASE_URL: url.toString() }));
     const rows: ApiRow[] = [];
     for (const { route, options } of routes) {
-      for (const on of running) {
-        rows.push({ route, store: on.store, ...(await measure(options(on), duration, connections)) });
+      for (let round = 1; round <= rounds; round++) {
+        // Which store goes first alternates, so neither always gets the fresher machine.
+        const order = round % 2 === 1 ? running : [...running].reverse();
+        for (const on of order) {
+          rows.push({
+            route,
+            round,
+            store: on.store,
+            ...(await measure(options(on), duration, connections)),
+          });
+        }
       }
     }
     return { rows, selectOnePerSecond: await selectOneRate(duration, connections) };

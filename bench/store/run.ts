@@ -3,7 +3,7 @@
  *    10,000 records. It keeps one file per record, so the cost should not grow with the count.
  * 2. The authenticated API on the embedded store vs PostgreSQL (api.ts), same run.
  *
- *   npx tsx bench/store/run.ts [--writes 300] [--duration 10] [--connections 10]
+ *   npx tsx bench/store/run.ts [--writes 300] [--duration 10] [--connections 10] [--rounds 3] [--api-only]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,8 @@ const { values } = parseArgs({
     writes: { type: 'string', default: '300' },
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+    'api-only': { type: 'boolean', default: false },
   },
 });
 const writes = Number(values.writes);
@@ -88,30 +90,47 @@ async function measureAt(count: number) {
   }
 }
 
-await measureAt(100); // warm-up: JIT and file-system caches, discarded
-const small = await measureAt(100);
-const large = await measureAt(10_000);
-console.log(`\nStore benchmark: ${writes} sequential durable inserts each, ${new Date().toISOString()}\n`);
-console.log('| stored sandboxes | mean ms/write | p50 ms | p99 ms | load all at start, ms |');
-console.log('|---:|---:|---:|---:|---:|');
-for (const row of [small, large]) {
-  console.log(
-    `| ${row.count} | ${row.mean.toFixed(3)} | ${row.p50.toFixed(3)} | ${row.p99.toFixed(3)} | ${row.loadMs.toFixed(0)} |`,
-  );
+if (!values['api-only']) {
+  await measureAt(100); // warm-up: JIT and file-system caches, discarded
+  const small = await measureAt(100);
+  const large = await measureAt(10_000);
+  console.log(`\nStore benchmark: ${writes} sequential durable inserts each, ${new Date().toISOString()}\n`);
+  console.log('| stored sandboxes | mean ms/write | p50 ms | p99 ms | load all at start, ms |');
+  console.log('|---:|---:|---:|---:|---:|');
+  for (const row of [small, large]) {
+    console.log(
+      `| ${row.count} | ${row.mean.toFixed(3)} | ${row.p50.toFixed(3)} | ${row.p99.toFixed(3)} | ${row.loadMs.toFixed(0)} |`,
+    );
+  }
+  console.log(`\nmean write cost at 10,000 / at 100: ${(large.mean / small.mean).toFixed(2)}x`);
 }
-console.log(`\nmean write cost at 10,000 / at 100: ${(large.mean / small.mean).toFixed(2)}x`);
 
-const { rows: api, selectOnePerSecond } = await measureApiOnBothStores(duration, connections);
+const { rows: api, selectOnePerSecond } = await measureApiOnBothStores(
+  duration,
+  connections,
+  Number(values.rounds),
+);
 console.log(
   `\nAPI on each store: ${duration}s per row, ${connections} connections, API key, ${new Date().toISOString()}\n`,
 );
-console.log('| route | store | req/s | p50 ms | p99 ms | errors | PostgreSQL / lowdb req/s |');
-console.log('|---|---|---:|---:|---:|---:|---:|');
+console.log('| route | round | store | req/s | p50 ms | p99 ms | errors | PostgreSQL / lowdb req/s |');
+console.log('|---|---:|---|---:|---:|---:|---:|---:|');
+const ratios = new Map<string, number[]>();
 for (const row of api) {
-  const lowdb = api.find((other) => other.route === row.route && other.store === 'lowdb')!;
-  const ratio = row.store === 'postgres' ? `${(row.rps / lowdb.rps).toFixed(2)}x` : '';
+  const lowdb = api.find(
+    (other) => other.route === row.route && other.round === row.round && other.store === 'lowdb',
+  )!;
+  const ratio = row.store === 'postgres' ? row.rps / lowdb.rps : undefined;
+  if (ratio !== undefined) ratios.set(row.route, [...(ratios.get(row.route) ?? []), ratio]);
   console.log(
-    `| ${row.route} | ${row.store} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${ratio} |`,
+    `| ${row.route} | ${row.round} | ${row.store} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${ratio === undefined ? '' : `${ratio.toFixed(2)}x`} |`,
+  );
+}
+console.log('');
+for (const [route, list] of ratios) {
+  const sorted = [...list].sort((a, b) => a - b);
+  console.log(
+    `${route}: PostgreSQL / lowdb per round ${list.map((r) => r.toFixed(2)).join(', ')}; median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)}x`,
   );
 }
 console.log(
