@@ -41,7 +41,7 @@ export async function deploySandbox(
   tb: TestTwinbox,
   user: TestUser,
   payload: Record<string, unknown>,
-  timeoutMs = 120_000,
+  timeoutMs = 240_000,
 ): Promise<any> {
   const { body } = await call(tb, { method: 'POST', url: '/sandboxes', token: user.key, payload });
   if (!body.sandbox_id) throw new Error(`POST /sandboxes refused: ${JSON.stringify(body)}`);
@@ -63,7 +63,11 @@ export async function settle(tb: TestTwinbox, user: TestUser, id: string, timeou
   throw new Error(`sandbox ${id} did not settle in ${timeoutMs} ms`);
 }
 
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
+/**
+ * Polls `check` until it holds. The bound only ends a hang, it measures nothing: with three test files at
+ * once beside other work, a sandbox's cleanup after DELETE took more than 10 s at a load average of 60.
+ */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
