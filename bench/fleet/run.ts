@@ -16,7 +16,8 @@
  *    Twinbox's own RSS, and the machine's used memory (MemTotal - MemAvailable) before and after.
  * 4. All N deleted at once; the next size starts once their cgroups are gone.
  *
- *   npx tsx bench/fleet/run.ts [--sizes 1,50,100] [--api]
+ *   npx tsx bench/fleet/run.ts [--sizes 1,50,100] [--api] [--ready-timeout 30]
+ *   --ready-timeout: minutes a fleet may take to settle before the rest is reported as pending.
  *   --api: also measure GET /sandboxes/{id} with autocannon with 0 and with the largest fleet running.
  *   TWINBOX_DEPLOY_CONCURRENCY (default: Twinbox's own)
  */
@@ -35,6 +36,7 @@ const { values } = parseArgs({
   options: {
     sizes: { type: 'string', default: process.env.FLEET_SIZES ?? '1,50,100' },
     api: { type: 'boolean', default: false },
+    'ready-timeout': { type: 'string', default: '30' },
     duration: { type: 'string', default: '8' },
     connections: { type: 'string', default: '10' },
   },
@@ -45,7 +47,7 @@ if (!SIZES.length || SIZES.some((n) => !Number.isInteger(n) || n < 1 || n > 1000
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const LARGEST = Math.max(...SIZES);
-const READY_TIMEOUT_MS = 15 * 60_000;
+const READY_TIMEOUT_MS = Number(values['ready-timeout']) * 60_000;
 const root = new URL('../..', import.meta.url).pathname;
 
 interface View {
@@ -105,32 +107,40 @@ async function api<T>(method: string, path: string, body?: string): Promise<T> {
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
-/** Every sandbox of the dev account, newest first (the list pages by 100). */
-async function list(): Promise<View[]> {
+/** The dev account's sandboxes in `status`, newest first (the list pages by 100). */
+async function list(status?: string): Promise<View[]> {
   const all: View[] = [];
   let cursor: string | undefined;
   for (;;) {
-    const page = await api<{ sandboxes: View[]; next_cursor?: string | null }>(
-      'GET',
-      `/sandboxes?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-    );
+    const query = `limit=100${status ? `&status=${status}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const page = await api<{ sandboxes: View[]; next_cursor?: string | null }>('GET', `/sandboxes?${query}`);
     all.push(...page.sandboxes);
     if (!page.next_cursor || !page.sandboxes.length) return all;
     cursor = page.next_cursor;
   }
 }
 
+/**
+ * Waits until each of `ids` has left queued and building. Polls only the sandboxes still in those states
+ * (and reads one view when a sandbox leaves them): listing every sandbox twice a second would cost
+ * Twinbox, on the 2 cores the fleet is measured on, a share that grows with the fleet.
+ */
 async function settle(ids: string[], onReady: (id: string, at: number) => void): Promise<Map<string, View>> {
   const settled = new Map<string, View>();
-  const wanted = new Set(ids);
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (settled.size < ids.length && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    for (const view of await list()) {
-      if (!wanted.has(view.sandbox_id) || settled.has(view.sandbox_id)) continue;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const unsettled = new Set(
+      [...(await list('queued')), ...(await list('building'))].map((v) => v.sandbox_id),
+    );
+    const at = performance.now();
+    for (const id of ids) {
+      if (settled.has(id) || unsettled.has(id)) continue;
+      const view = await api<View>('GET', `/sandboxes/${id}`);
+      // Between the two lists a sandbox may have moved from queued to building: not settled.
       if (view.status === 'queued' || view.status === 'building') continue;
-      settled.set(view.sandbox_id, view);
-      if (view.status === 'ready') onReady(view.sandbox_id, performance.now());
+      settled.set(id, view);
+      if (view.status === 'ready') onReady(id, at);
     }
   }
   return settled;
@@ -407,9 +417,15 @@ async function runFleet(size: number): Promise<Fleet> {
   }
   // Sequentially: each answer is the app's and its twins', not a queue of 100 at the router.
   let answering = 0;
-  for (const view of ready) if (await answers(view.app_url!)) answering++;
+  const answerMs: number[] = [];
+  for (const view of ready) {
+    const t = performance.now();
+    if (await answers(view.app_url!)) answering++;
+    answerMs.push(performance.now() - t);
+  }
   console.log(
-    `apps answering GET /data.json (app + both twins) through the router: ${answering}/${ready.length}`,
+    `apps answering GET /data.json (app + both twins) through the router: ${answering}/${ready.length}, ` +
+      `p50 ${pct(answerMs.length ? answerMs : [0], 50).toFixed(1)} ms, max ${Math.max(0, ...answerMs).toFixed(1)} ms`,
   );
 
   await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -427,7 +443,7 @@ async function runFleet(size: number): Promise<Fleet> {
   }
   const loadNow = load();
   const apiMeasure = values.api && size === LARGEST ? await measure(`/sandboxes/${ids[0]}`) : undefined;
-  const stillReady = (await list()).filter((v) => ids.includes(v.sandbox_id) && v.status === 'ready').length;
+  const stillReady = (await list('ready')).filter((v) => ids.includes(v.sandbox_id)).length;
   console.log(`still ready after the measures: ${stillReady}/${ready.length}`);
 
   const t1 = performance.now();
