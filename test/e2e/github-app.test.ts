@@ -50,13 +50,16 @@ async function deploymentsOf(rig: AppRig, repo: string, number: number) {
   );
 }
 
-/** Waits for the App's one comment on the PR to match `pattern`, and returns it. */
+/**
+ * Waits for the App's one comment on the PR to match `pattern`, and returns it. The bound ends a hang, it
+ * measures nothing: at a load average of 60 a deploy was still building after 60 s.
+ */
 async function commentMatching(
   rig: AppRig,
   repo: string,
   number: number,
   pattern: RegExp,
-  timeoutMs = 60_000,
+  timeoutMs = 180_000,
 ) {
   let last = '';
   try {
