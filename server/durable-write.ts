@@ -32,8 +32,39 @@ export async function writeFileDurably(
   await syncDirectory(dirname(path));
 }
 
-/** Makes a create, rename or unlink in `directory` durable. */
-export async function syncDirectory(directory: string): Promise<void> {
+/**
+ * Shares directory fsyncs between concurrent writes (group commit): a caller arriving while a sync of
+ * its directory runs may have renamed after that sync began, so it waits for the next one, which every
+ * caller arriving meanwhile shares. N writes landing together cost one or two directory fsyncs, not N.
+ * `fsync` is the real one outside tests.
+ */
+export function directorySyncer(
+  fsync: (directory: string) => Promise<void>,
+): (directory: string) => Promise<void> {
+  const states = new Map<string, { running?: Promise<void>; queued?: Promise<void> }>();
+  const start = (directory: string, state: { running?: Promise<void>; queued?: Promise<void> }) => {
+    const running: Promise<void> = fsync(directory).finally(() => {
+      if (state.running !== running) return;
+      state.running = undefined;
+      if (!state.queued) states.delete(directory);
+    });
+    state.running = running;
+    return running;
+  };
+  return (directory) => {
+    let state = states.get(directory);
+    if (!state) states.set(directory, (state = {}));
+    if (!state.running) return start(directory, state);
+    const current = state;
+    const next = () => {
+      current.queued = undefined;
+      return start(directory, current);
+    };
+    return (state.queued ??= state.running.then(next, next));
+  };
+}
+
+async function fsyncDirectory(directory: string): Promise<void> {
   const handle = await open(directory, 'r');
   try {
     await handle.sync();
@@ -41,3 +72,6 @@ export async function syncDirectory(directory: string): Promise<void> {
     await handle.close();
   }
 }
+
+/** Makes a create, rename or unlink in `directory` durable (shared with concurrent writes there). */
+export const syncDirectory: (directory: string) => Promise<void> = directorySyncer(fsyncDirectory);
