@@ -46,7 +46,7 @@ or a new push to the pull request).</p>
 
 /** A problem the router reports itself; `message` is also the body's `detail`. */
 export interface RouterProblem {
-  status: 404 | 410 | 502 | 503;
+  status: 400 | 404 | 410 | 502 | 503;
   code: string;
   title: string;
   message: string;
@@ -55,6 +55,7 @@ export interface RouterProblem {
 }
 
 const REASONS: Record<RouterProblem['status'], string> = {
+  400: 'Bad Request',
   404: 'Not Found',
   410: 'Gone',
   502: 'Bad Gateway',

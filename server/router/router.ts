@@ -246,6 +246,7 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
   ): void {
     const decision = decide(host, state);
     if (!('socketPath' in decision)) return answer(req, res, host, decision);
+    if (!forwardableTarget(req.url)) return answer(req, res, host, { problem: unforwardableTarget(req.url) });
     if (expectContinue) {
       // We take the body, so we say so; the backend never sees the Expect it would answer to nobody.
       res.writeContinue();
@@ -484,6 +485,23 @@ export function attachRouter(server: HapiServer, options: RouterOptions): Router
       remoteAgent.destroy();
       await upstream.close();
     },
+  };
+}
+
+/**
+ * A request target the upstream pool can send: a path (`/...`), or the absolute form a proxy may be sent.
+ * `OPTIONS *` (the asterisk form) asks about the server itself, here Twinbox's router, not an app.
+ */
+function forwardableTarget(url: string | undefined): boolean {
+  return url !== undefined && (url.startsWith('/') || /^https?:\/\//i.test(url));
+}
+
+function unforwardableTarget(url: string | undefined): RouterProblem {
+  return {
+    status: 400,
+    code: 'unsupported_request_target',
+    title: 'Not a request for a path',
+    message: `The request target "${url ?? ''}" names no path of the sandbox: only requests for a path (/...) are passed on to an app or twin.`,
   };
 }
 

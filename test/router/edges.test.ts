@@ -162,3 +162,34 @@ t.test('a sandbox being resumed: 503 with Retry-After on its app and twins, neve
   t.equal(live.status, 200, 'live again: the app');
   t.equal(live.body, 'too early');
 });
+
+t.test('request targets: the asterisk form gets 400, the absolute form reaches the app', async (t) => {
+  const id = randomUUID();
+  const app = await startBackend(t, dir, 'targets', (req, res) => res.end(`app ${req.url}`));
+  table.live(id, { app: app.socketPath });
+  const host = `${id}.localhost:${port}`;
+  const raw = (head: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(head));
+      let out = '';
+      socket.on('data', (chunk: Buffer) => (out += chunk.toString('latin1')));
+      socket.on('end', () => resolve(out));
+      socket.on('error', reject);
+    });
+
+  const asterisk = await raw(
+    `OPTIONS * HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\nConnection: close\r\n\r\n`,
+  );
+  t.match(asterisk, /^HTTP\/1\.1 400 /);
+  const body = JSON.parse(asterisk.slice(asterisk.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+  t.equal(body.code, 'unsupported_request_target');
+  t.match(body.detail, 'only requests for a path');
+  t.equal(app.seen.length, 0, 'the app saw nothing');
+
+  const absolute = await raw(
+    `GET http://${host}/abs?x=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+  );
+  t.match(absolute, /^HTTP\/1\.1 200 /);
+  t.equal(app.seen.length, 1);
+  t.match(absolute, /app (http:\/\/[^ ]+)?\/abs\?x=1/);
+});
