@@ -19,7 +19,7 @@
  *   npx tsx bench/fleet/run.ts [--sizes 1,50,100] [--api] [--ready-timeout 30]
  *   --ready-timeout: minutes a fleet may take to settle before the rest is reported as pending.
  *   --api: also measure GET /sandboxes/{id} with autocannon with 0 and with the largest fleet running.
- *   TWINBOX_DEPLOY_CONCURRENCY (default: Twinbox's own)
+ *   TWINBOX_* settings in the environment (TWINBOX_DEPLOY_CONCURRENCY, ...) are handed to Twinbox.
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -77,9 +77,14 @@ const twinbox = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     GITHUB_OAUTH_URL: gh.baseUrl,
     // The account's plan allows 50; the machine is what is measured here, as bench/api does.
     TWINBOX_SANDBOX_QUOTA_PRO: String(Math.max(100, LARGEST * 2)),
-    ...(process.env.TWINBOX_DEPLOY_CONCURRENCY
-      ? { TWINBOX_DEPLOY_CONCURRENCY: process.env.TWINBOX_DEPLOY_CONCURRENCY }
-      : {}),
+    // Twinbox's settings given to this run (TWINBOX_DEPLOY_CONCURRENCY, TWINBOX_HEALTH_TIMEOUT_MS, ...),
+    // except the ones above, which the benchmark owns.
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([name]) =>
+          name.startsWith('TWINBOX_') && !['TWINBOX_DATA_DIR', 'TWINBOX_SANDBOX_QUOTA_PRO'].includes(name),
+      ),
+    ),
   },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
