@@ -11,6 +11,10 @@ const app =
   ' domain: process.env.DOMAIN, appUrl: process.env.APP_URL, port: process.env.PORT, cwd: process.cwd(),' +
   " sibling: fs.readFileSync('../../shared.txt', 'utf8') }))).listen(4242);";
 
+// The two tests are independent (a GitHub twin and a Twinbox each) and mostly wait on deploys: they run
+// at once.
+t.jobs = 2;
+
 t.test('root:, port: and ${APP_URL} in a real deploy with full isolation', async (t) => {
   if (!requireHost(t, { bwrap: true, root: true, cgroups: true })) return;
   const gh = await githubToDeployFrom(t);

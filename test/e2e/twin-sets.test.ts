@@ -30,6 +30,10 @@ async function createSet(tb: TestTwinbox, user: TestUser, payload: Record<string
   return settleSet(tb, user, res.body.id);
 }
 
+// The two tests are independent (a GitHub twin, a Twinbox and a data dir each) and mostly wait on the
+// twins' start: they run at once.
+t.jobs = 2;
+
 t.test(
   'a twin set: public URLs, env_vars for the SDKs, admin API, owner only, restart, DELETE',
   async (t) => {

@@ -20,6 +20,10 @@ interface Received {
   summary: string;
 }
 
+// The two tests are independent (a GitHub twin and a Twinbox each) and mostly wait on deploys: they run
+// at once.
+t.jobs = 2;
+
 // A real deploy with full isolation (root, bubblewrap, cgroups; the npm registry for the app's `stripe`):
 // the twins deliver inside the sandbox's network namespace, to the app's port there.
 t.test(
