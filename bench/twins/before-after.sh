@@ -12,12 +12,14 @@ old=$(mktemp -d /tmp/twinbox-before-XXXXXX)
 trap 'rm -rf "$old"' EXIT
 git -C "$here" archive "$rev" | tar -x -C "$old"
 ln -s "$here/node_modules" "$old/node_modules"
+# The same measurement on both sides: this tree's ratio.ts (its extra baseline and CPU columns) runs the old server code.
+cp "$here/bench/twins/ratio.ts" "$old/bench/twins/ratio.ts"
 twins=("$@")
 if [ ${#twins[@]} -eq 0 ]; then
   twins=(github stripe slack resend twilio aws okta vercel mongoatlas google microsoft apple linear clerk)
 fi
 run() { # tree twin
-  (cd "$1" && BENCH_TWINS_PART=ratio BENCH_RATIO_TWINS="$2" npx tsx bench/twins/run.ts 2>/dev/null | grep "^| $2 |")
+  (cd "$1" && BENCH_TWINS_PART=ratio BENCH_RATIO_TWINS="$2" npx tsx bench/twins/run.ts 2>/dev/null | grep "^| $2 |" | tr '\n' ' ')
 }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 i=0

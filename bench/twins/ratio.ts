@@ -162,14 +162,29 @@ function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** CPU time of the whole process (client, server, GC alike) per side, summed over its timed calls. */
+const cpuSpent = new Map<Call, { us: number; calls: number }>();
+
 async function timed(call: Call, n: number): Promise<number[]> {
   const times: number[] = [];
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     await call();
     times.push(performance.now() - t0);
   }
+  const cpu = process.cpuUsage(cpu0);
+  const spent = cpuSpent.get(call) ?? { us: 0, calls: 0 };
+  spent.us += cpu.user + cpu.system;
+  spent.calls += n;
+  cpuSpent.set(call, spent);
   return times;
+}
+
+/** CPU µs a call of this side cost, over its timed rounds (warm-up left out). */
+function cpuPerCall(call: Call): number {
+  const spent = cpuSpent.get(call);
+  return spent && spent.calls ? spent.us / spent.calls : NaN;
 }
 
 interface Row {
@@ -185,6 +200,13 @@ interface Row {
   driverP50: number;
   driverP99: number;
   driverRounds: number[];
+  /**
+   * CPU µs per call, client and server together (one process): on a machine shared with other loads the
+   * wall-clock p50 stretches with every scheduler wait, which longer calls meet more often; CPU time does not.
+   */
+  twinCpu: number;
+  bareCpu: number;
+  driverCpu: number;
 }
 
 async function measure(twin: string, host: TwinHost): Promise<Row> {
@@ -240,6 +262,7 @@ async function measure(twin: string, host: TwinHost): Promise<Row> {
 
     const sides = { ours, bare, driver };
     for (const call of Object.values(sides)) await timed(call, WARMUP);
+    cpuSpent.clear();
     const all = { ours: [] as number[], bare: [] as number[], driver: [] as number[] };
     const rounds: number[] = [];
     const driverRounds: number[] = [];
@@ -278,6 +301,9 @@ async function measure(twin: string, host: TwinHost): Promise<Row> {
       driverP50: pct(all.driver, 50),
       driverP99: pct(all.driver, 99),
       driverRounds,
+      twinCpu: cpuPerCall(ours),
+      bareCpu: cpuPerCall(bare),
+      driverCpu: cpuPerCall(driver),
     };
   } finally {
     for (const closeIt of closers.reverse()) await closeIt();
@@ -311,6 +337,13 @@ export async function ratioTable(): Promise<Row[]> {
   for (const r of rows)
     console.log(
       `| ${r.twin} | ${r.call} | ${f(r.twinP50)} / ${f(r.twinP99)} | ${f(r.bareP50)} / ${f(r.bareP99)} | ${f(r.twinP50 / r.bareP50)}x${r.twinP50 / r.bareP50 > 1.2 ? ' **>1.2**' : ''} | ${r.rounds.map(f).join(', ')} | ${f(r.twinP50 - r.bareP50)} | ${r.baseline} | ${f(r.driverP50)} / ${f(r.driverP99)} | ${f(r.twinP50 / r.driverP50)}x | ${r.driverRounds.map(f).join(', ')} |`,
+    );
+  console.log('\nCPU per call (µs, client and server in one process, timed rounds only):\n');
+  console.log('| twin | twin | bare | driver-only | twin / bare | twin / driver-only |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const r of rows)
+    console.log(
+      `| ${r.twin} | ${r.twinCpu.toFixed(0)} | ${r.bareCpu.toFixed(0)} | ${r.driverCpu.toFixed(0)} | ${f(r.twinCpu / r.bareCpu)}x${r.twinCpu / r.bareCpu > 1.2 ? ' **>1.2**' : ''} | ${f(r.twinCpu / r.driverCpu)}x |`,
     );
   return rows;
 }
