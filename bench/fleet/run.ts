@@ -100,8 +100,19 @@ const port = await new Promise<number>((resolve, reject) => {
   twinbox.once('exit', (code) => reject(new Error(`Twinbox exited with ${code}`)));
 });
 const base = `http://127.0.0.1:${port}`;
-await new Promise((resolve) => setTimeout(resolve, 500));
-const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
+// The dev key is written once the store is open, which may be after "listening" on a loaded machine.
+async function devKey(): Promise<string> {
+  for (const deadline = Date.now() + 120_000; ;) {
+    const key = await readFile(join(dataDir, 'dev-api-key'), 'utf8').catch(() => '');
+    if (key.trim()) return key.trim();
+    if (Date.now() > deadline) throw new Error('Twinbox wrote no dev-api-key within 120 s');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+const key = await devKey().catch((error: unknown) => {
+  twinbox.kill('SIGTERM');
+  throw error;
+});
 const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 const payload = JSON.stringify({ repo: 'octocat/shop', branch: 'main', twins: ['github', 'stripe'] });
 
