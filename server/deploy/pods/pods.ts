@@ -172,6 +172,8 @@ export class Pod {
 
 export class PodManager {
   private readonly spares: Promise<Pod>[] = [];
+  /** Each spare's start, by its warm-up's promise (the pool's entry). */
+  private readonly startedOf = new WeakMap<Promise<Pod>, Promise<Pod>>();
   private readonly live = new Set<Pod>();
   private closed = false;
   /** Pod processes by slot: without bubblewrap (which takes them down with Twinbox) they outlive a kill -9. */
@@ -211,13 +213,31 @@ export class PodManager {
     return this.opts.namespaces ? 'own' : 'host';
   }
 
-  /** Fills the spare pool; call once at start. */
+  /**
+   * Fills the spare pool; call once at start. A spare is in the pool as the promise of its warm-up
+   * (warmTwins) done, and a deploy takes it once started, without waiting for the warm-up.
+   */
   warm(): void {
     while (!this.closed && this.spares.length < (this.opts.spares ?? 1)) {
-      const pod = this.create({ spare: true });
-      pod.catch(() => {});
-      this.spares.push(pod);
+      const started = this.create();
+      started.catch(() => {});
+      const warmed = started.then((pod) => this.warmUp(pod));
+      warmed.catch(() => {});
+      this.startedOf.set(warmed, started);
+      this.spares.push(warmed);
     }
+  }
+
+  /** A spare's warm-up; one that fails costs the deploy its head start, nothing more. */
+  private async warmUp(pod: Pod): Promise<Pod> {
+    const names = this.warmSet();
+    if (!names.length || pod.sandboxId) return pod;
+    await pod.call('warmTwins', { names }).catch((error: Error) => {
+      // A deploy that took the pod meanwhile makes the pod refuse it, a stop ends it: nothing to tell.
+      if (!pod.sandboxId && !pod.stopping && !this.closed)
+        this.opts.logger.warn({ err: error, twins: names }, 'a spare sandbox pod could not warm its twins');
+    });
+    return pod;
   }
 
   /**
@@ -230,7 +250,7 @@ export class PodManager {
     this.warm();
     let pod: Pod;
     try {
-      pod = spare ? await spare : await this.create();
+      pod = spare ? await (this.startedOf.get(spare) ?? spare) : await this.create();
     } catch {
       pod = await this.create();
     }
@@ -238,8 +258,7 @@ export class PodManager {
     return pod;
   }
 
-  /** A started pod; a spare also warms the twins deploys ask for, ahead of the one that will take it. */
-  private async create({ spare = false } = {}): Promise<Pod> {
+  private async create(): Promise<Pod> {
     await this.podProgram();
     const slot = randomUUID().slice(0, 8);
     const dir = join(this.opts.dataDir, 'pods', slot);
@@ -272,12 +291,6 @@ export class PodManager {
       throw error;
     }
     this.live.add(pod);
-    const warm = spare ? this.warmSet() : [];
-    // A warm-up that fails costs the deploy its head start, nothing more: the twins start cold.
-    if (warm.length)
-      await pod.call('warmTwins', { names: warm }).catch((error: Error) => {
-        this.opts.logger.warn({ err: error, twins: warm }, 'a spare sandbox pod could not warm its twins');
-      });
     return pod;
   }
 
@@ -468,7 +481,10 @@ export class PodManager {
 
   async close(): Promise<void> {
     this.closed = true;
-    const spares = await Promise.allSettled(this.spares.splice(0));
+    // Started is enough: a warm-up under way ends with its pod.
+    const spares = await Promise.allSettled(
+      this.spares.splice(0).map((spare) => this.startedOf.get(spare) ?? spare),
+    );
     for (const result of spares) if (result.status === 'fulfilled') this.live.add(result.value);
     await Promise.all([...this.live].map((pod) => this.destroy(pod)));
   }
