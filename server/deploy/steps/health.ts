@@ -3,6 +3,17 @@ import { request } from 'node:http';
 /** Where an app answers: a path behind its pod's Unix socket (the app may be in its own network namespace). */
 export type HttpTarget = { socketPath: string; path: string };
 
+/** A probe got no answer within its attempt: the app (or its pod) took the request and is slow with it. */
+class AttemptTimedOut extends Error {
+  constructor() {
+    super('no answer within the attempt');
+    this.name = 'AttemptTimedOut';
+  }
+}
+
+/** The first probe's time to answer; see waitForHttp for why later ones get longer. */
+const FIRST_ATTEMPT_MS = 2000;
+
 function statusOf(target: HttpTarget, timeoutMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const options = { ...target, headers: { host: 'localhost' } };
@@ -10,7 +21,7 @@ function statusOf(target: HttpTarget, timeoutMs: number): Promise<number> {
       res.resume();
       resolve(res.statusCode ?? 0);
     });
-    req.on('timeout', () => req.destroy(new Error('no answer within the attempt')));
+    req.on('timeout', () => req.destroy(new AttemptTimedOut()));
     req.on('error', reject);
     req.end();
   });
@@ -52,6 +63,7 @@ export async function waitForHttp(
   let died: string | undefined;
   void opts.exited.then((reason) => (died = reason));
   let lastProblem = 'no answer yet';
+  let attemptMs = FIRST_ATTEMPT_MS;
   for (let attempt = 0; ; attempt++) {
     if (died !== undefined) throw new HealthCheckError('exited', died);
     if (opts.signal?.aborted) throw new HealthCheckError('cancelled', 'deploy cancelled');
@@ -62,11 +74,15 @@ export async function waitForHttp(
         `within ${Math.round(opts.timeoutMs / 1000)} s, (${lastProblem})`,
       );
     try {
-      const status = await statusOf(target, Math.min(2000, remaining));
+      const status = await statusOf(target, Math.min(attemptMs, remaining));
       if (status < 500 && status > 0) return;
       lastProblem = `last answer: HTTP ${status}`;
     } catch (error) {
       lastProblem = `last attempt: ${(error as Error).message}`;
+      // The app is slow, not absent (a saturated machine, a first request that reads its twins): asking
+      // again every 2 s would abandon each answer before it comes and pile the same work up again, so
+      // that a fleet started at once never passed. The next attempt waits twice as long.
+      if (error instanceof AttemptTimedOut) attemptMs *= 2;
     }
     await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? probePause(attempt)));
   }
