@@ -174,6 +174,8 @@ export class PodManager {
   private readonly spares: Promise<Pod>[] = [];
   /** Each spare's start, by its warm-up's promise (the pool's entry). */
   private readonly startedOf = new WeakMap<Promise<Pod>, Promise<Pod>>();
+  /** Spares a deploy has taken (by their pool entry). */
+  private readonly taken = new WeakSet<Promise<Pod>>();
   private readonly live = new Set<Pod>();
   private closed = false;
   /** Pod processes by slot: without bubblewrap (which takes them down with Twinbox) they outlive a kill -9. */
@@ -221,7 +223,8 @@ export class PodManager {
     while (!this.closed && this.spares.length < (this.opts.spares ?? 1)) {
       const started = this.create();
       started.catch(() => {});
-      const warmed = started.then((pod) => this.warmUp(pod));
+      // A spare taken before it started (a burst of deploys) is not warmed: its deploy starts the twins.
+      const warmed: Promise<Pod> = started.then((pod) => (this.taken.has(warmed) ? pod : this.warmUp(pod)));
       warmed.catch(() => {});
       this.startedOf.set(warmed, started);
       this.spares.push(warmed);
@@ -247,6 +250,7 @@ export class PodManager {
   async acquire(sandboxId: string, twins: readonly string[] = []): Promise<Pod> {
     this.expect(twins);
     const spare = this.spares.shift();
+    if (spare) this.taken.add(spare);
     this.warm();
     let pod: Pod;
     try {
