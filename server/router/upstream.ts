@@ -49,18 +49,17 @@ export class UpstreamPools {
     }
     entry.used = true;
     const handler = new ProxyHandler(req, res, requestId, failed);
-    entry.pool.dispatch(
-      {
-        origin: 'http://localhost',
-        path: req.url ?? '/',
-        method: req.method as Dispatcher.HttpMethod,
-        headers: upstreamRequestHeaders(req.headers),
-        body: handler.body(),
-        // Only TLS would use it; given, undici does not work it out from each request's Host.
-        servername: 'localhost',
-      },
-      handler,
-    );
+    // `servername` is read by undici's Request (lib/core/request.js) but missing from its DispatchOptions
+    // type. Only TLS would use it; given, undici does not work it out from each request's Host.
+    const options: Dispatcher.DispatchOptions & { servername: string } = {
+      origin: 'http://localhost',
+      path: req.url ?? '/',
+      method: req.method as Dispatcher.HttpMethod,
+      headers: upstreamRequestHeaders(req.headers),
+      body: handler.body(),
+      servername: 'localhost',
+    };
+    entry.pool.dispatch(options, handler);
   }
 
   /** Closes the pools not used since the last sweep; run every `sweepMs`. */
