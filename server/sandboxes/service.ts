@@ -8,13 +8,14 @@ import type { ScenarioDirectory } from '../scenarios/directory.ts';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { NotLiveError, type SandboxLifecycle } from './lifecycle.ts';
 import { ACTIVE_STATUSES } from './states.ts';
-
-const ACTIVE = [...ACTIVE_STATUSES];
 import { TTL_DEFAULT, TTL_MAX } from './validation.ts';
 import { parsePullRequestUrl } from './pull-request-url.ts';
 import type { Scenario } from '../scenarios/directory.ts';
 import { planFromPrompt } from '../scenarios/planner.ts';
 import { keepValidParts } from '../scenarios/seeds.ts';
+
+/** The statuses the quota counts, as the store's tally takes them. */
+const ACTIVE = [...ACTIVE_STATUSES];
 
 /** What twins a sandbox or a twin set starts with, how they are seeded, and how long it lives. */
 export interface TwinsRequest {
