@@ -12,12 +12,21 @@ export class PodError extends Error {
   }
 }
 
+/**
+ * How long a control call may go without a byte from the pod. Starting or restoring twins is real work
+ * (modules loaded, state read, certificates issued) that a saturated machine stretches: with 100
+ * sandboxes deploying at once on 2 cores, `POST /twins` and `PUT /app` ran past 30 s while the pods were
+ * still working, and those deploys failed (bench/fleet). The bound ends a pod that hangs; it does not
+ * measure one.
+ */
+const CONTROL_CALL_TIMEOUT_MS = 120_000;
+
 /** One call of the pod's control protocol (server/pod/protocol.ts) over its Unix socket. */
 export function podCall<C extends PodCall>(
   socketPath: string,
   call: C,
   body: PodRequest<C>,
-  timeoutMs = 30_000,
+  timeoutMs = CONTROL_CALL_TIMEOUT_MS,
 ): Promise<PodAnswer<C>> {
   const { method, path } = POD_ROUTES[call];
   return new Promise((resolve, reject) => {
