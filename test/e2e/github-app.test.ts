@@ -84,9 +84,8 @@ async function commentMatching(
   return comments;
 }
 
-// The tests below are independent (a GitHub twin, an App, a Twinbox each) and spend most of their time
-// waiting on deliveries and deploys: two run at once.
-t.jobs = 2;
+// One test at a time: run two at once (t.jobs = 2), an App's installation token was refused (401, then
+// a rate-limit answer) in a fresh-clone CI run, where one at a time has always passed. Not explained yet.
 
 t.test(
   'a pull request gets a sandbox, one comment kept up to date, a Deployment; push replaces; close tears down',
