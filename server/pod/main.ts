@@ -78,15 +78,22 @@ async function writeTrust(sandboxCa: SandboxCa): Promise<void> {
   await writeFile(layout.caBundle, `${system}${separator}${sandboxCa.certificatePem}`, { mode: 0o644 });
 }
 
+/** Certificates for every name `host`'s twins answer for (a `*` pattern names no one host: skipped). */
+function issueCertificates(host: TwinHost, sandboxCa: SandboxCa): Promise<unknown> {
+  return Promise.all(
+    host
+      .hostNames()
+      .filter((name) => !name.includes('*'))
+      .map((name) => sandboxCa.contextFor(name)),
+  );
+}
+
 /** Once the twins run: the front door takes the web ports, and the public URLs' port too. */
 async function openDoor(): Promise<void> {
   if (!guard || !door || !ca) return;
   guard.door = door;
   // Certificates for the names the app will ask for, issued now rather than at its first connection.
-  void ca.then((sandboxCa) => {
-    for (const name of twins.hostNames())
-      if (!name.includes('*')) void sandboxCa.contextFor(name).catch(() => {});
-  });
+  void ca.then((sandboxCa) => issueCertificates(twins, sandboxCa)).catch(() => {});
   for (const url of twins.publicUrls()) {
     const parsed = new URL(url);
     const port = Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
@@ -131,15 +138,7 @@ async function warmTwins(names: string[]): Promise<string[]> {
   const known = names.filter((name) => twinFactories.has(name));
   try {
     await host.start('warm-up', known, { adminToken: randomBytes(16).toString('hex') });
-    if (ca) {
-      const sandboxCa = await ca;
-      await Promise.all(
-        host
-          .hostNames()
-          .filter((name) => !name.includes('*'))
-          .map((name) => sandboxCa.contextFor(name)),
-      );
-    }
+    if (ca) await issueCertificates(host, await ca);
   } finally {
     await host.close();
     await rm(scratch, { recursive: true, force: true });

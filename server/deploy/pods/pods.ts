@@ -99,7 +99,6 @@ export interface PodManagerOptions {
   program?: Promise<PodProgram>;
   /** Pods kept started ahead of need, so a deploy does not wait for Node to load the twins. */
   spares?: number;
-
   readyTimeoutMs?: number;
 }
 
