@@ -5,6 +5,7 @@ import { validationFailAction } from '../errors.ts';
 import { documentedResponses } from '../http/responses.ts';
 import { sandboxIdParam } from '../sandboxes/validation.ts';
 import { twinSetIdParam } from '../twin-sets/validation.ts';
+import type { SandboxKind } from '../store/records.ts';
 import { TIMELINE_KINDS } from './entries.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, type TimelineService } from './service.ts';
 
@@ -49,39 +50,53 @@ const timelineQuery = Joi.object({
   cursor: Joi.string().max(2000),
 });
 
+/** The two owners of a timeline: a sandbox, and a twin set (twins alone), each under its own path. */
+const TIMELINE_OWNERS: {
+  kind: SandboxKind;
+  path: string;
+  param: string;
+  params: Joi.ObjectSchema;
+  tag: string;
+  description: string;
+}[] = [
+  {
+    kind: 'twins',
+    path: '/twin-sets/{twin_set_id}/timeline',
+    param: 'twin_set_id',
+    params: twinSetIdParam,
+    tag: 'twin-sets',
+    description:
+      "A twin set's timeline, oldest first: its twins' calls, state changes and webhooks, and Twinbox's own events",
+  },
+  {
+    kind: 'app',
+    path: '/sandboxes/{sandbox_id}/timeline',
+    param: 'sandbox_id',
+    params: sandboxIdParam,
+    tag: 'sandboxes',
+    description:
+      "A sandbox's timeline, oldest first: app requests, twin calls, state changes, webhooks and Twinbox's own events, cause and effect linked",
+  },
+];
+
 export const timelineRoutes: Plugin<{ timeline: TimelineService }> = {
   name: 'twinbox-timeline',
   register(server, { timeline }) {
-    server.route({
-      method: 'GET',
-      path: '/twin-sets/{twin_set_id}/timeline',
-      options: {
-        description:
-          "A twin set's timeline, oldest first: its twins' calls, state changes and webhooks, and Twinbox's own events",
-        tags: ['api', 'twin-sets'],
-        validate: { params: twinSetIdParam, query: timelineQuery, failAction: validationFailAction },
-        ...documentedResponses({ 200: timelinePageSchema }, 400, 401, 404),
-      },
-      async handler(request) {
-        const { limit, cursor } = request.query as { limit: number; cursor?: string };
-        const id = String(request.params.twin_set_id);
-        return timeline.page(accountOf(request), id, { limit, cursor }, 'twins');
-      },
-    });
-    server.route({
-      method: 'GET',
-      path: '/sandboxes/{sandbox_id}/timeline',
-      options: {
-        description:
-          "A sandbox's timeline, oldest first: app requests, twin calls, state changes, webhooks and Twinbox's own events, cause and effect linked",
-        tags: ['api', 'sandboxes'],
-        validate: { params: sandboxIdParam, query: timelineQuery, failAction: validationFailAction },
-        ...documentedResponses({ 200: timelinePageSchema }, 400, 401, 404),
-      },
-      async handler(request) {
-        const { limit, cursor } = request.query as { limit: number; cursor?: string };
-        return timeline.page(accountOf(request), String(request.params.sandbox_id), { limit, cursor });
-      },
-    });
+    for (const owner of TIMELINE_OWNERS)
+      server.route({
+        method: 'GET',
+        path: owner.path,
+        options: {
+          description: owner.description,
+          tags: ['api', owner.tag],
+          validate: { params: owner.params, query: timelineQuery, failAction: validationFailAction },
+          ...documentedResponses({ 200: timelinePageSchema }, 400, 401, 404),
+        },
+        async handler(request) {
+          const { limit, cursor } = request.query as { limit: number; cursor?: string };
+          const id = String(request.params[owner.param]);
+          return timeline.page(accountOf(request), id, { limit, cursor }, owner.kind);
+        },
+      });
   },
 };
