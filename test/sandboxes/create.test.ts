@@ -1,4 +1,6 @@
 import t from 'tap';
+import { ACTIVE_STATUSES } from '../../server/sandboxes/states.ts';
+import { COLLECTIONS } from '../../server/store/collections.ts';
 import { createCatalog } from '../../server/twins/catalog.ts';
 import { call, createSandbox, createUser, startTestTwinbox } from '../helpers/twinbox.ts';
 
@@ -316,5 +318,16 @@ t.test(
     t.equal((await createSandbox(tb, user.key)).status, 201, 'its room was given back');
     t.equal((await createSandbox(tb, user.key)).status, 403, 'and the account is full again');
     t.equal((await active()).length, 5);
+  },
+);
+
+t.test(
+  "the quota's statuses are the ones the store keeps a tally for (else each create scans)",
+  async (t) => {
+    const tally = COLLECTIONS.sandboxes.tallies?.find(
+      (one) => one.by === 'owner_id' && one.where === 'status',
+    );
+    t.ok(tally, 'collections.ts declares a tally of sandboxes by owner and status');
+    t.same([...(tally?.in ?? [])].sort(), [...ACTIVE_STATUSES].sort());
   },
 );
