@@ -1,6 +1,6 @@
 import type { SandboxRecord } from '../store/records.ts';
 import { hostMatches } from '../twins/contract.ts';
-import { twinFactories } from '../twins/registry.ts';
+import { twinDescriptors } from '../twins/descriptors.ts';
 
 /** A refused outbound call of a sandbox's code, summed per host and port (the sandbox's `blocked_egress`). */
 export type BlockedEgress = NonNullable<SandboxRecord['blocked_egress']>[number];
@@ -17,11 +17,11 @@ export function vendorOf(host: string): string | undefined {
   return VENDOR_HOSTS.find(([pattern]) => pattern.test(host.toLowerCase()))?.[1];
 }
 
-/** The twin that answers for `host` (TwinFactory.hosts) when a sandbox has it, if any twin does. */
+/** The twin that answers for `host` (TwinDescriptor.hosts) when a sandbox has it, if any twin does. */
 export function twinForHost(host: string): string | undefined {
   const name = host.toLowerCase();
-  for (const factory of twinFactories.values())
-    if (factory.hosts.some((pattern) => hostMatches(pattern, name))) return factory.name;
+  for (const twin of twinDescriptors.values())
+    if (twin.hosts.some((pattern) => hostMatches(pattern, name))) return twin.name;
   return undefined;
 }
 

@@ -6,7 +6,7 @@
  * reset. Seed shapes: docs/twins.md, "Seeds".
  */
 import { type ScenarioPreset } from '../twins/contract.ts';
-import { twinPresets } from '../twins/registry.ts';
+import { twinPresets } from '../twins/descriptors.ts';
 import { SAAS_PRODUCTS } from '../twins/vendors/stripe/presets.ts';
 
 export type { ScenarioPreset };

@@ -1,5 +1,5 @@
 import { TwinInputError } from '../twins/contract.ts';
-import { twinFactories } from '../twins/registry.ts';
+import { twinDescriptors } from '../twins/descriptors.ts';
 import { badRequest } from '../errors.ts';
 
 /** Seed documents keyed by twin name (docs/twins.md, "Seeds"). */
@@ -13,8 +13,8 @@ export type SeedDocument = Record<string, unknown>;
 export function validateSeedDocument(seed: SeedDocument, twins: readonly string[]): SeedDocument {
   const valid: SeedDocument = {};
   for (const [twin, part] of Object.entries(seed)) {
-    const factory = twinFactories.get(twin);
-    if (!factory) throw badRequest(`seed: "${twin}" is not a twin name.`, 'invalid_seed');
+    const descriptor = twinDescriptors.get(twin);
+    if (!descriptor) throw badRequest(`seed: "${twin}" is not a twin name.`, 'invalid_seed');
     if (!twins.includes(twin)) {
       throw badRequest(
         `seed: "${twin}" is seeded but not among the twins (${twins.join(', ') || 'none'}).`,
@@ -22,7 +22,7 @@ export function validateSeedDocument(seed: SeedDocument, twins: readonly string[
       );
     }
     try {
-      factory.validateSeed(part);
+      descriptor.validateSeed(part);
     } catch (error) {
       if (error instanceof TwinInputError) throw badRequest(error.message, 'invalid_seed');
       throw error;
@@ -43,7 +43,7 @@ export function keepValidParts(seed: SeedDocument, twins: readonly string[], not
       continue;
     }
     try {
-      twinFactories.get(twin)?.validateSeed(part);
+      twinDescriptors.get(twin)?.validateSeed(part);
       kept[twin] = part;
     } catch (error) {
       notes.push(

@@ -1,5 +1,5 @@
 import type { SandboxEventRecord, SandboxRecord } from '../store/records.ts';
-import type { TwinFactory } from '../twins/contract.ts';
+import type { TwinDescriptor } from '../twins/contract.ts';
 import type { RequestLogEntry } from '../twins/runtime/request-log.ts';
 import type { WebhookDelivery } from '../twins/runtime/webhooks.ts';
 import type { ForwardRecord } from './app-requests.ts';
@@ -64,7 +64,7 @@ export function eventFeed(sandbox: SandboxRecord, records: SandboxEventRecord[],
 
 export interface TwinTraffic {
   twin: string;
-  factory: TwinFactory | undefined;
+  descriptor: TwinDescriptor | undefined;
   /** Request log entries after the reader's position, oldest first. */
   calls: RequestLogEntry[];
   /** All the deliveries the twin keeps. */
@@ -133,7 +133,7 @@ function deliveryTimes(delivery: WebhookDelivery): DeliveryTimes {
  * N has position 2N, its change 2N+1, so a page can end between the two.
  */
 export function callFeed(traffic: TwinTraffic, after: number, requests: readonly ForwardRecord[]): Feed {
-  const { twin, factory } = traffic;
+  const { twin, descriptor } = traffic;
   const entries: Positioned[] = [];
   for (const call of traffic.calls) {
     const endMs = Date.parse(call.at);
@@ -173,7 +173,7 @@ export function callFeed(traffic: TwinTraffic, after: number, requests: readonly
     if (2 * call.id > after) entries.push({ position: 2 * call.id, atMs: startMs, entry });
     let change: string | undefined;
     try {
-      change = factory?.describeChange?.(call);
+      change = descriptor?.describeChange?.(call);
     } catch {
       // A describer that trips on an odd entry costs that line, never the page.
     }

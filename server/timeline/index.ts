@@ -4,8 +4,8 @@ import type { SandboxLifecycle } from '../sandboxes/lifecycle.ts';
 import type { SandboxService } from '../sandboxes/service.ts';
 import type { Store } from '../store/store.ts';
 import type { SandboxRecord } from '../store/records.ts';
-import type { TwinFactory } from '../twins/contract.ts';
-import { twinFactories } from '../twins/registry.ts';
+import type { TwinDescriptor } from '../twins/contract.ts';
+import { twinDescriptors } from '../twins/descriptors.ts';
 import { ExpirySweeper } from '../store/expiry.ts';
 import { AppRequestRecorder } from './app-requests.ts';
 import { SandboxEvents } from './events.ts';
@@ -42,11 +42,11 @@ export interface TimelineOptions {
   sandboxes: SandboxService;
   /** A live sandbox's twins wherever it runs (server/runners/twins.ts); absent, none is reachable. */
   twinReach?: TwinAdminReach;
-  factories?: ReadonlyMap<string, TwinFactory>;
+  descriptors?: ReadonlyMap<string, TwinDescriptor>;
 }
 
 export function createTimeline(options: TimelineOptions): Timeline {
-  const factories = options.factories ?? twinFactories;
+  const descriptors = options.descriptors ?? twinDescriptors;
   const events = new SandboxEvents(options.store, options.logger);
   events.attach(options.lifecycle);
   const requests = new AppRequestRecorder({ store: options.store, logger: options.logger });
@@ -58,7 +58,7 @@ export function createTimeline(options: TimelineOptions): Timeline {
   );
   const twinLogs = new TwinLogs({
     reach: options.twinReach ?? (async () => undefined),
-    twinNames: [...factories.keys()],
+    twinNames: [...descriptors.keys()],
     logger: options.logger,
   });
   // A sandbox's twins stop with it: their logs are copied as soon as its end is announced, before the
@@ -95,7 +95,7 @@ export function createTimeline(options: TimelineOptions): Timeline {
     events,
     requests,
     twinLogs,
-    factories,
+    descriptors,
   });
   const idle = async () => {
     await requests.flush();

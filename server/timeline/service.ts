@@ -2,7 +2,7 @@ import { badRequest } from '../errors.ts';
 import type { SandboxService } from '../sandboxes/service.ts';
 import type { SandboxKind } from '../store/records.ts';
 import type { AccountRecord } from '../store/records.ts';
-import type { TwinFactory } from '../twins/contract.ts';
+import type { TwinDescriptor } from '../twins/contract.ts';
 import type { AppRequestRecorder } from './app-requests.ts';
 import { BadCursorError, decodeCursor, encodeCursor, mergeFeeds, START, type Positions } from './cursor.ts';
 import type { Feed, TimelineEntry } from './entries.ts';
@@ -26,7 +26,7 @@ export interface TimelineDeps {
   events: SandboxEvents;
   requests: AppRequestRecorder;
   twinLogs: TwinLogs;
-  factories: ReadonlyMap<string, TwinFactory>;
+  descriptors: ReadonlyMap<string, TwinDescriptor>;
 }
 
 /**
@@ -47,7 +47,7 @@ export class TimelineService {
     { limit = DEFAULT_LIMIT, cursor }: { limit?: number; cursor?: string },
     kind: SandboxKind = 'app',
   ): Promise<TimelinePage> {
-    const { sandboxes, events, requests, twinLogs, factories } = this.deps;
+    const { sandboxes, events, requests, twinLogs, descriptors } = this.deps;
     const sandbox = await sandboxes.get(account, sandboxId, kind);
     let positions: Positions;
     try {
@@ -85,7 +85,7 @@ export class TimelineService {
       const newestDelivery = Math.max(0, ...log.deliveries.map((d) => d.id));
       if (newestDelivery < at(hooksKey)) positions[hooksKey] = START;
       if (log.archived) notes.push(`The ${twin} twin has stopped; its log is the copy kept when it did.`);
-      return { twin, factory: factories.get(twin), calls: log.calls, deliveries: log.deliveries };
+      return { twin, descriptor: descriptors.get(twin), calls: log.calls, deliveries: log.deliveries };
     };
     const traffic: TwinTraffic[] = [];
     for (const result of await Promise.all(names.map(read))) {

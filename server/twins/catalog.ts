@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { twinFactories } from './registry.ts';
+import { twinDescriptors } from './descriptors.ts';
 
 /**
  * The twin catalog: the names `POST /sandboxes` accepts in `twins` and `GET /twins` lists.
@@ -10,7 +10,7 @@ export interface TwinCatalogEntry {
   description: string;
   /** Names of the environment variables an instance of this twin provides to the deployed app. */
   env_vars: string[];
-  /** The vendor's host names that reach this twin inside a sandbox (TwinFactory.hosts). */
+  /** The vendor's host names that reach this twin inside a sandbox (TwinDescriptor.hosts). */
   hosts: string[];
   /**
    * What the twin supports: the vendor operations it serves (`POST /emails`, Slack's `/chat.postMessage`),
@@ -105,7 +105,7 @@ export function twinSupport(name: string): Pick<TwinCatalogEntry, 'operations' |
  * test/twins (docs/twins.md names the client of each).
  */
 export const builtInCatalog: TwinCatalog = createCatalog(
-  [...twinFactories.values()].map((f) => ({
+  [...twinDescriptors.values()].map((f) => ({
     name: f.name,
     description: f.description,
     env_vars: [...f.envVarNames],

@@ -117,8 +117,14 @@ export function hostMatches(pattern: string, hostname: string): boolean {
   return want.length === have.length && want.every((label, i) => label === '*' || label === have[i]);
 }
 
-export interface TwinFactory {
-  name: string;
+/**
+ * What Twinbox knows of a twin without running one: its name, variables, hosts, seed schema, inspector
+ * tables, timeline lines and presets (its folder's `descriptor.ts`). Twins run in pods, never in the main
+ * process, which therefore imports descriptors only (server/twins/descriptors.ts): none of the drivers, the
+ * engine or their libraries, which a process pays for at every start.
+ */
+export interface TwinDescriptor<Seed = unknown, Name extends string = string> {
+  name: Name;
   description: string;
   envVarNames: string[];
   /**
@@ -143,7 +149,22 @@ export interface TwinFactory {
   /** The state `GET /state` returns (the driver's snapshot), as tables; never throws on odd input. */
   summarize?(state: unknown): TwinSummary;
   /** Validates a seed document; returns the normalised seed or throws TwinInputError. */
-  validateSeed(seed: unknown): unknown;
+  validateSeed(seed: unknown): Seed;
+  /**
+   * What a logged request changed in the twin's state, in one line ("customer cus_123 created"), for
+   * the sandbox timeline; undefined when it changed nothing (a read, a refusal). Twinbox calls it on
+   * entries read through the admin API, so it reads the entry only, never the twin.
+   */
+  describeChange?(entry: RequestLogEntry): string | undefined;
+  /** The scenario presets the twin's folder ships (its `presets.ts`), listed by GET /scenarios. */
+  presets?: TwinPresets;
+}
+
+/**
+ * A twin that can be started: its descriptor and `create` (its folder's `twin.ts`, listed by
+ * server/twins/registry.ts for the pods, which run the twins, and for tests that run them in-process).
+ */
+export interface TwinFactory extends TwinDescriptor {
   /**
    * Starts a driver. `saved` is a previous `snapshot()` to restore instead of seeding. `baseUrl` is the
    * twin's own URL, which its env vars hand out and its answers' absolute URLs are written with: in a
@@ -154,14 +175,6 @@ export interface TwinFactory {
    * runtime rewrites `baseUrl` in the answer's body and `Location`/`Link` headers to it.
    */
   create(opts: { baseUrl: string; publicUrl?: string; seed: unknown; saved?: unknown }): Promise<TwinDriver>;
-  /**
-   * What a logged request changed in the twin's state, in one line ("customer cus_123 created"), for
-   * the sandbox timeline; undefined when it changed nothing (a read, a refusal). Twinbox calls it on
-   * entries read through the admin API, so it reads the entry only, never the twin.
-   */
-  describeChange?(entry: RequestLogEntry): string | undefined;
-  /** The scenario presets the twin's folder ships (its `presets.ts`), listed by GET /scenarios. */
-  presets?: TwinPresets;
 }
 
 /** One answered vendor request, as the request log keeps it (runtime/request-log.ts). */

@@ -1,5 +1,4 @@
 import type { TwinFactory } from './contract.ts';
-import type { ScenarioPreset } from './contract.ts';
 import { githubTwin } from './vendors/github/twin.ts';
 import { slackTwin } from './vendors/slack/twin.ts';
 import { stripeTwin } from './vendors/stripe/twin.ts';
@@ -15,7 +14,12 @@ import { microsoftTwin } from './vendors/microsoft/twin.ts';
 import { appleTwin } from './vendors/apple/twin.ts';
 import { clerkTwin } from './vendors/clerk/twin.ts';
 
-/** Every twin implementation, by name; the catalog (catalog.ts) lists them all. A twin joins here once its official-SDK flow passes in test/twins. */
+/**
+ * Every twin implementation, by name, with `create`: the pods' list (server/pod/main.ts), which run the
+ * twins, and tests' that run them in-process. The main process lists the descriptors only (descriptors.ts,
+ * in the same order): it never starts a twin, and a driver costs every process that imports it. A twin
+ * joins both once its official-SDK flow passes in test/twins.
+ */
 export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
   [
     githubTwin,
@@ -33,12 +37,4 @@ export const twinFactories: ReadonlyMap<string, TwinFactory> = new Map(
     linearTwin,
     clerkTwin,
   ].map((f) => [f.name, f]),
-);
-
-/**
- * The scenario presets the twins' folders ship, in registry order (each factory's `presets`); the scenario
- * listing (server/scenarios/presets.ts) adds the presets that span several twins and sets the order.
- */
-export const twinPresets: readonly ScenarioPreset[] = [...twinFactories.values()].flatMap(
-  (f) => f.presets?.presets ?? [],
 );

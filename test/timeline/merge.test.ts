@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor, mergeFeeds, START } from '../../server/time
 import type { Feed, Positioned } from '../../server/timeline/entries.ts';
 import { callFeed, callLogAfter, deliveryFeed, DELIVERY_WAIT_MS } from '../../server/timeline/feeds.ts';
 import { originOfCall, requestOfDelivery } from '../../server/timeline/linking.ts';
-import { twinFactories } from '../../server/twins/registry.ts';
+import { twinDescriptors } from '../../server/twins/descriptors.ts';
 import type { RequestLogEntry } from '../../server/twins/runtime/request-log.ts';
 import type { WebhookDelivery } from '../../server/twins/runtime/webhooks.ts';
 
@@ -176,7 +176,7 @@ t.test(
   async (t) => {
     const traffic = {
       twin: 'stripe',
-      factory: twinFactories.get('stripe'),
+      descriptor: twinDescriptors.get('stripe'),
       calls: [logEntry(1), logEntry(2, { method: 'GET', response_body: { object: 'list' } })],
       deliveries: [],
     };
@@ -236,7 +236,7 @@ t.test('deliveryFeed waits for a first attempt still on the wire, not for one th
   const now = T0 + 60_000;
   const traffic = (deliveries: WebhookDelivery[]) => ({
     twin: 'stripe',
-    factory: undefined,
+    descriptor: undefined,
     calls: [],
     deliveries,
   });

@@ -12,6 +12,7 @@ import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
 import { builtInCatalog } from '../../server/twins/catalog.ts';
 import { TwinHost } from '../../server/twins/runtime/host.ts';
 import { twinFactories } from '../../server/twins/registry.ts';
+import { twinDescriptors } from '../../server/twins/descriptors.ts';
 import { until } from '../helpers/deploy.ts';
 import { createSandbox, createUser, startTestTwinbox, tempDir } from '../helpers/twinbox.ts';
 import { EndpointTable, fetchVia, startBackend } from '../router/helpers.ts';
@@ -115,7 +116,7 @@ t.test('app requests, the twin calls they made, the changes, webhooks, linked; p
     events: tb.timeline.events,
     requests,
     twinLogs,
-    factories: twinFactories,
+    descriptors: twinDescriptors,
   });
   const account = (await tb.store.accounts.get(user.id))!;
 
@@ -249,7 +250,7 @@ t.test('app requests, the twin calls they made, the changes, webhooks, linked; p
     events: tb.timeline.events,
     requests,
     twinLogs: new TwinLogs({ reach: async () => undefined, twinNames: ['stripe'], logger: tb.logger }),
-    factories: twinFactories,
+    descriptors: twinDescriptors,
   });
   const noTwin = await fresh.page(account, id, {});
   t.match(noTwin.notes, [/The stripe twin is not running yet/]);

@@ -1,12 +1,12 @@
 import t from 'tap';
 import { inListingOrder, PRESETS } from '../../server/scenarios/presets.ts';
 import type { ScenarioPreset } from '../../server/twins/contract.ts';
-import { twinFactories, twinPresets } from '../../server/twins/registry.ts';
+import { twinDescriptors, twinPresets } from '../../server/twins/descriptors.ts';
 
 t.test("a twin folder's presets seed that twin alone", async (t) => {
-  for (const [name, factory] of twinFactories) {
-    t.ok(factory.presets?.presets.length, `${name} ships at least one preset`);
-    for (const preset of factory.presets?.presets ?? []) {
+  for (const [name, descriptor] of twinDescriptors) {
+    t.ok(descriptor.presets?.presets.length, `${name} ships at least one preset`);
+    for (const preset of descriptor.presets?.presets ?? []) {
       t.same(preset.twins, [name], `${preset.id} starts ${name} only`);
       t.same(Object.keys(preset.seed), [name], `${preset.id} seeds ${name} only`);
     }
@@ -16,7 +16,7 @@ t.test("a twin folder's presets seed that twin alone", async (t) => {
 t.test("every promised count is one its twin's folder documents", async (t) => {
   for (const preset of PRESETS) {
     for (const [twin, counts] of Object.entries(preset.promises)) {
-      const documented = Object.keys(twinFactories.get(twin)?.presets?.promiseKeys ?? {});
+      const documented = Object.keys(twinDescriptors.get(twin)?.presets?.promiseKeys ?? {});
       for (const key of Object.keys(counts)) {
         t.ok(documented.includes(key), `${preset.id}: ${twin} documents "${key}"`);
       }

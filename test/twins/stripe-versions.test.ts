@@ -10,7 +10,7 @@ import {
   CURRENT_VERSION,
   type StripeApiVersion,
 } from '../../server/twins/vendors/stripe/versions/catalog.ts';
-import { validateStripeSeed } from '../../server/twins/vendors/stripe/seed.ts';
+import { validateStripeSeed } from '../../server/twins/vendors/stripe/descriptor.ts';
 import { summarizeStripe } from '../../server/twins/vendors/stripe/summary.ts';
 import { webhookReceiver } from './helpers.ts';
 import { clientIn, stripeTwin } from './stripe-version-clients.ts';

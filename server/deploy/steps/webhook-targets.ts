@@ -1,4 +1,4 @@
-import { twinFactories } from '../../twins/registry.ts';
+import { twinDescriptors } from '../../twins/descriptors.ts';
 
 /** Where one twin delivers its events once the app answers (the deploy's `webhooks` step). */
 export interface WebhookPlan {
@@ -13,10 +13,10 @@ export interface WebhookPlan {
   secret: string;
 }
 
-/** How a twin's events reach an app (TwinFactory.webhook); undefined for a twin that sends none. */
+/** How a twin's events reach an app (TwinDescriptor.webhook); undefined for a twin that sends none. */
 export type WebhookDefaults = (twin: string) => { path: string; secretVar: string } | undefined;
 
-const builtInDefaults: WebhookDefaults = (twin) => twinFactories.get(twin)?.webhook;
+const builtInDefaults: WebhookDefaults = (twin) => twinDescriptors.get(twin)?.webhook;
 
 /**
  * Which of a sandbox's twins deliver where. `configured` is twinbox.yml's `webhooks:` (a path, or null

@@ -1,20 +1,15 @@
 /**
  * The factory of a twin whose state is the engine's store plus a record of credentials (EngineTwinSaved):
  * every such twin starts the same way, so the steps live here once and each twin's folder gives only what
- * is its own (its credentials, the engine's start seed, its driver, what a new instance adds).
+ * is its own (its descriptor, its credentials, the engine's start seed, its driver, what a new instance adds).
  */
 import type { SeedConfig } from 'emulate';
-import type { TwinFactory } from '../contract.ts';
+import type { TwinDescriptor, TwinFactory } from '../contract.ts';
 import { startEngine, type Engine, type EngineService } from './emulate.ts';
 import type { EngineTwin, EngineTwinSaved } from './engine-twin.ts';
 
-export interface EngineTwinSpec<Seed, Twin extends EngineTwin> extends Omit<
-  TwinFactory,
-  'name' | 'validateSeed' | 'create'
-> {
-  /** The twin's name, which is also the engine service it runs on. */
-  name: EngineService;
-  validateSeed(seed: unknown): Seed;
+/** How an engine twin starts; what it is (its descriptor, whose name is also its engine service) comes apart. */
+export interface EngineTwinSpec<Seed, Twin extends EngineTwin> {
   /** A new instance's credentials (env var values and more): persisted, kept by reset and restore. */
   newCredentials(baseUrl: string): Record<string, string>;
   /** The engine's start seed (its token map and the service's config), which its reset re-applies. */
@@ -31,17 +26,18 @@ export interface EngineTwinSpec<Seed, Twin extends EngineTwin> extends Omit<
 }
 
 export function engineTwinFactory<Seed, Twin extends EngineTwin>(
+  descriptor: TwinDescriptor<Seed, EngineService>,
   spec: EngineTwinSpec<Seed, Twin>,
 ): TwinFactory {
-  const { newCredentials, engineSeed, driver, fresh, readSaved, ...descriptor } = spec;
+  const { newCredentials, engineSeed, driver, fresh, readSaved } = spec;
   return {
     ...descriptor,
     async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
-      const seed = spec.validateSeed(rawSeed);
+      const seed = descriptor.validateSeed(rawSeed);
       const saved =
         rawSaved == null ? undefined : readSaved ? readSaved(rawSaved) : (rawSaved as EngineTwinSaved);
       const credentials = saved?.credentials ?? newCredentials(baseUrl);
-      const engine = await startEngine(spec.name, baseUrl, engineSeed(seed, credentials) as SeedConfig);
+      const engine = await startEngine(descriptor.name, baseUrl, engineSeed(seed, credentials) as SeedConfig);
       const twin = driver(engine, baseUrl, credentials, seed);
       if (saved) twin.restore(saved);
       else await fresh?.(twin, seed);

@@ -4,7 +4,6 @@
  * out), keep doing both after a reset, and remember revoked tokens so the request log keeps masking them
  * once they have left the engine's token map.
  */
-import Joi from 'joi';
 import type { Engine } from './emulate.ts';
 import { EngineTwin } from './engine-twin.ts';
 
@@ -17,29 +16,6 @@ export interface OAuthEngineTwinOptions {
   demoEmail: string;
   /** The seed's accounts and the redirect URIs of the twin's client. */
   seed: { users?: Array<{ email: string }>; redirect_uris?: string[] };
-}
-
-/**
- * The seed's accounts as the sign-in twins take them: a unique email (any domain: sandboxes use example
- * domains, which Joi's list of TLDs refuses) and names up to the vendor's lengths, plus the vendor's own fields.
- */
-export function accountsSchema(
-  max: { name: number; given_name: number; family_name: number },
-  extra: Record<string, Joi.Schema> = {},
-): Joi.ArraySchema {
-  return Joi.array()
-    .items(
-      Joi.object({
-        email: Joi.string()
-          .email({ tlds: { allow: false } })
-          .required(),
-        name: Joi.string().max(max.name),
-        given_name: Joi.string().max(max.given_name),
-        family_name: Joi.string().max(max.family_name),
-        ...extra,
-      }),
-    )
-    .unique('email');
 }
 
 export abstract class OAuthEngineTwin extends EngineTwin {

@@ -1,9 +1,9 @@
 import Boom from '@hapi/boom';
 import type { SandboxRecord } from '../../store/records.ts';
-import type { TwinFactory } from '../../twins/contract.ts';
+import type { TwinDescriptor } from '../../twins/contract.ts';
 import { TwinAdminError, type TwinAdminClient, type TwinAdminReach } from '../../twins/kit/admin-client.ts';
 import type { FaultRule } from '../../twins/runtime/faults.ts';
-import { twinFactories } from '../../twins/registry.ts';
+import { twinDescriptors } from '../../twins/descriptors.ts';
 import { apiError, badRequest, notFound } from '../../errors.ts';
 import type { InspectorData } from './views/inspector.ts';
 
@@ -22,7 +22,7 @@ export class TwinInspector {
   constructor(
     /** A client of a sandbox's twin wherever it runs; absent (no deploy engine), none is running. */
     private readonly reach: TwinAdminReach | undefined,
-    private readonly factories: ReadonlyMap<string, TwinFactory> = twinFactories,
+    private readonly descriptors: ReadonlyMap<string, TwinDescriptor> = twinDescriptors,
   ) {}
 
   /** The twin's name as the sandbox knows it, or 404 as for a missing page. */
@@ -56,9 +56,9 @@ export class TwinInspector {
         client.webhooks(),
         client.faults(),
       ]);
-      const factory = this.factories.get(twin);
+      const descriptor = this.descriptors.get(twin);
       return {
-        summary: factory?.summarize?.(state.state),
+        summary: descriptor?.summarize?.(state.state),
         requests: { entries: page.requests, hasMore: page.has_more, lastId: page.last_id },
         target: webhooks.target,
         deliveries: webhooks.deliveries,

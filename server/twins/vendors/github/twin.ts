@@ -22,10 +22,7 @@ import { expireUserTokens, handleOAuth, tokenExpired } from './oauth.ts';
 import { applyIssuesAndPulls } from './issues-seed.ts';
 import { pushFiles, type EngineCall } from './repo-files.ts';
 import { engineSeed, repoSchema, validateGitHubSeed, type FileContent, type GitHubSeed } from './seed.ts';
-import { summarizeGitHub } from './summary.ts';
-import { describeGitHubChange } from './changes.ts';
 import { hiddenFrom } from './visibility.ts';
-import { githubPresets } from './presets.ts';
 import {
   APP_KEY_CREDENTIAL,
   appEnvVars,
@@ -37,6 +34,7 @@ import {
   verifyAppJwt,
 } from './app.ts';
 import { enterprisePath, enterpriseResponse, rootRequest } from './enterprise.ts';
+import { githubDescriptor } from './descriptor.ts';
 
 const TOKEN_SCOPES = ['repo', 'user', 'user:email', 'admin:org', 'admin:repo_hook', 'workflow'];
 const DOCS = 'https://docs.github.com/rest';
@@ -475,31 +473,7 @@ class GitHubTwin extends EngineTwin {
   }
 }
 
-export const githubTwin = engineTwinFactory({
-  name: 'github',
-  description:
-    'GitHub REST API (repos and contents, branches, pulls, issue comments, deployments, checks, OAuth, GitHub Apps, webhooks, tarballs)',
-  hosts: ['api.github.com', 'github.com', 'uploads.github.com', 'codeload.github.com'],
-  envVarNames: [
-    'GITHUB_TOKEN',
-    'GITHUB_API_URL',
-    'GITHUB_SERVER_URL',
-    'GITHUB_WEBHOOK_SECRET',
-    // The sandbox's GitHub App (app.ts): Probot's names and the GITHUB_APP_* family.
-    'APP_ID',
-    'PRIVATE_KEY',
-    'WEBHOOK_SECRET',
-    'GITHUB_APP_ID',
-    'GITHUB_APP_PRIVATE_KEY',
-    'GITHUB_APP_WEBHOOK_SECRET',
-    'GITHUB_APP_INSTALLATION_ID',
-  ],
-  // Probot's and @octokit/webhooks' middleware's default path.
-  webhook: { path: '/api/github/webhooks', secretVar: 'GITHUB_WEBHOOK_SECRET' },
-  summarize: summarizeGitHub,
-  validateSeed: validateGitHubSeed,
-  presets: githubPresets,
-  describeChange: describeGitHubChange,
+export const githubTwin = engineTwinFactory(githubDescriptor, {
   newCredentials: () => ({ GITHUB_TOKEN: randomToken('ghp_'), GITHUB_WEBHOOK_SECRET: randomToken('whsec_') }),
   engineSeed: (seed, credentials) => ({
     tokens: { [credentials.GITHUB_TOKEN!]: { login: tokenLoginOf(seed), scopes: TOKEN_SCOPES } },

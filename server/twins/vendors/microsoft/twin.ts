@@ -1,29 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import Joi from 'joi';
 import { type Authorization, type RequestHead } from '../../contract.ts';
 import { type Engine, type EngineContext } from '../../engine/emulate.ts';
-import { accountsSchema, OAuthEngineTwin } from '../../engine/oauth-engine-twin.ts';
+import { OAuthEngineTwin } from '../../engine/oauth-engine-twin.ts';
 import { engineTwinFactory } from '../../engine/factory.ts';
-import { seedValidator } from '../../kit/seed-validator.ts';
 import { json } from '../../runtime/http.ts';
 import { presentedToken } from '../../runtime/secrets.ts';
-import { describeMicrosoftChange } from './changes.ts';
-import { summarizeMicrosoft } from './summary.ts';
-import { microsoftPresets } from './presets.ts';
-
-export interface MicrosoftSeed {
-  /** Users of the tenant (Entra ID accounts); they sign in on the twin's account picker. */
-  users?: Array<{ email: string; name?: string; given_name?: string; family_name?: string }>;
-  /** Redirect URIs of the twin's app registration (AZURE_CLIENT_ID). */
-  redirect_uris?: string[];
-}
-
-const schema = Joi.object<MicrosoftSeed>({
-  users: accountsSchema({ name: 256, given_name: 64, family_name: 64 }),
-  redirect_uris: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })),
-});
-
-const validateMicrosoftSeed = seedValidator('microsoft', schema);
+import { microsoftDescriptor, type MicrosoftSeed } from './descriptor.ts';
 
 /** The tenant the engine issues every token in (its issuer is `<base_url>/<tenant>/v2.0`). */
 const TENANT_ID = '9188040d-6c67-4c5b-b112-36a304b66dad';
@@ -239,25 +221,7 @@ const DEFAULT_USERS = [{ email: 'user@contoso.example', name: 'Sandbox User' }];
 /** The seed's accounts, or the default one when it names none. */
 const usersOf = (seed: MicrosoftSeed) => (seed.users?.length ? seed.users : DEFAULT_USERS);
 
-export const microsoftTwin = engineTwinFactory({
-  name: 'microsoft',
-  description:
-    'Microsoft Entra ID v2.0 OAuth 2.0 / OpenID Connect (authorization code with PKCE, refresh tokens, client credentials, JWKS) and Microsoft Graph users (/me, /users), on the emulate engine',
-  hosts: ['login.microsoftonline.com', 'graph.microsoft.com'],
-  envVarNames: [
-    'AZURE_CLIENT_ID',
-    'AZURE_CLIENT_SECRET',
-    'AZURE_TENANT_ID',
-    'AZURE_AUTHORITY_HOST',
-    'AZURE_OAUTH2_TOKEN_URL',
-    'AZURE_OAUTH2_AUTHORIZE_URL',
-    'AZURE_ISSUER',
-    'MICROSOFT_GRAPH_BASE_URL',
-  ],
-  summarize: summarizeMicrosoft,
-  validateSeed: validateMicrosoftSeed,
-  presets: microsoftPresets,
-  describeChange: describeMicrosoftChange,
+export const microsoftTwin = engineTwinFactory(microsoftDescriptor, {
   newCredentials: () => ({
     AZURE_CLIENT_ID: randomUUID(),
     // Entra client secrets: 40 characters with a `~` after the 3-character hint.

@@ -1,5 +1,4 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import Joi from 'joi';
 import { TwinInputError, type Authorization, type RequestHead } from '../../contract.ts';
 import { type Engine } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
@@ -7,78 +6,8 @@ import { engineTwinFactory } from '../../engine/factory.ts';
 import { json } from '../../runtime/http.ts';
 import { presentedToken, randomToken, secretEquals, sha256Hex } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
-import { seedValidator } from '../../kit/seed-validator.ts';
-import { describeMongoAtlasChange } from './changes.ts';
-import { summarizeMongoAtlas } from './summary.ts';
-import { mongoatlasPresets } from './presets.ts';
 import { toAtlasResponse } from './shape.ts';
-
-export interface MongoAtlasSeed {
-  projects?: Array<{ name: string }>;
-  clusters?: Array<{
-    name: string;
-    project: string;
-    provider?: string;
-    instance_size?: string;
-    region?: string;
-  }>;
-  database_users?: Array<{
-    username: string;
-    project: string;
-    roles?: Array<{ database_name: string; role_name: string }>;
-  }>;
-  databases?: Array<{ cluster: string; name: string; collections?: string[] }>;
-  /** Documents already stored, reachable through the Data API. */
-  documents?: Array<{
-    cluster: string;
-    database: string;
-    collection: string;
-    document: Record<string, unknown>;
-  }>;
-}
-
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
-const DB_NAME = /^[^/\\. "$*<>:|?]{1,63}$/;
-
-const schema = Joi.object<MongoAtlasSeed>({
-  projects: Joi.array().items(Joi.object({ name: Joi.string().pattern(NAME, 'project name').required() })),
-  clusters: Joi.array().items(
-    Joi.object({
-      name: Joi.string().pattern(NAME, 'cluster name').required(),
-      project: Joi.string().required(),
-      provider: Joi.string().valid('AWS', 'GCP', 'AZURE'),
-      instance_size: Joi.string().pattern(/^M\d+$/, 'instance size'),
-      region: Joi.string().pattern(/^[A-Z0-9_]+$/, 'region'),
-    }),
-  ),
-  database_users: Joi.array().items(
-    Joi.object({
-      username: Joi.string().min(1).max(1024).required(),
-      project: Joi.string().required(),
-      roles: Joi.array().items(
-        Joi.object({ database_name: Joi.string().required(), role_name: Joi.string().required() }),
-      ),
-    }),
-  ),
-  databases: Joi.array().items(
-    Joi.object({
-      cluster: Joi.string().required(),
-      name: Joi.string().pattern(DB_NAME, 'database name').required(),
-      collections: Joi.array().items(Joi.string().min(1).max(255)),
-    }),
-  ),
-  documents: Joi.array().items(
-    Joi.object({
-      cluster: Joi.string().required(),
-      database: Joi.string().pattern(DB_NAME, 'database name').required(),
-      collection: Joi.string().min(1).max(255).required(),
-      document: Joi.object().required(),
-    }),
-  ),
-});
-
-/** The engine always has project `Project0` with cluster `Cluster0`, which a seed may name too. */
-const validateMongoAtlasSeed = seedValidator('mongoatlas', schema);
+import { mongoatlasDescriptor, type MongoAtlasSeed } from './descriptor.ts';
 
 /** The Atlas Administration API's error body (https://www.mongodb.com/docs/atlas/api/atlas-admin-api-ref/#errors). */
 const atlasError = (status: number, errorCode: string, detail: string, headers?: Record<string, string>) =>
@@ -345,22 +274,7 @@ function engineSeed(seed: MongoAtlasSeed) {
   return rest;
 }
 
-export const mongoatlasTwin = engineTwinFactory({
-  name: 'mongoatlas',
-  description:
-    'MongoDB Atlas Administration API v2 (projects, clusters, database users, databases, collections) with service-account OAuth, and the Data API v1 (find, insert, update, delete, aggregate) on the emulate engine',
-  hosts: ['cloud.mongodb.com', 'data.mongodb-api.com'],
-  envVarNames: [
-    'MONGODB_ATLAS_BASE_URL',
-    'MONGODB_ATLAS_CLIENT_ID',
-    'MONGODB_ATLAS_CLIENT_SECRET',
-    'MONGODB_DATA_API_URL',
-    'MONGODB_DATA_API_KEY',
-  ],
-  summarize: summarizeMongoAtlas,
-  describeChange: describeMongoAtlasChange,
-  validateSeed: validateMongoAtlasSeed,
-  presets: mongoatlasPresets,
+export const mongoatlasTwin = engineTwinFactory(mongoatlasDescriptor, {
   newCredentials: () => ({
     MONGODB_ATLAS_CLIENT_ID: `mdb_sa_id_${randomBytes(12).toString('hex')}`,
     MONGODB_ATLAS_CLIENT_SECRET: randomToken('mdb_sa_sk_', 30),

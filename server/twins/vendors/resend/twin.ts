@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import Joi from 'joi';
 import { type Authorization, type RequestHead } from '../../contract.ts';
 import { type Engine } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
@@ -7,57 +6,8 @@ import { standardWebhookSecret, standardWebhookSigner } from '../../engine/stand
 import { engineTwinFactory } from '../../engine/factory.ts';
 import { json } from '../../runtime/http.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
-import { seedValidator } from '../../kit/seed-validator.ts';
-import { describeResendChange } from './changes.ts';
-import { summarizeResend } from './summary.ts';
-import { resendPresets } from './presets.ts';
+import { resendDescriptor, type ResendSeed } from './descriptor.ts';
 import { toResendResponse } from './shape.ts';
-
-export interface ResendSeed {
-  domains?: Array<{ name: string; region?: string }>;
-  contacts?: Array<{ email: string; first_name?: string; last_name?: string; audience?: string }>;
-  /** Emails already sent (delivered), oldest first, as `emails.list` and `emails.get` show them. */
-  emails?: Array<{ from: string; to: string | string[]; subject: string; html?: string; text?: string }>;
-  webhook?: { url: string; events?: string[] };
-}
-
-const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'];
-
-const schema = Joi.object<ResendSeed>({
-  domains: Joi.array().items(
-    Joi.object({
-      name: Joi.string().domain().required(),
-      region: Joi.string().valid(...REGIONS),
-    }),
-  ),
-  contacts: Joi.array().items(
-    Joi.object({
-      email: Joi.string().email().required(),
-      first_name: Joi.string(),
-      last_name: Joi.string(),
-      audience: Joi.string().min(1),
-    }),
-  ),
-  emails: Joi.array().items(
-    Joi.object({
-      from: Joi.string().min(3).required(),
-      to: Joi.alternatives(Joi.string().email(), Joi.array().items(Joi.string().email()).min(1)).required(),
-      subject: Joi.string().min(1).required(),
-      html: Joi.string(),
-      text: Joi.string(),
-    }),
-  ),
-  webhook: Joi.object({
-    url: Joi.string()
-      .uri({ scheme: ['http', 'https'] })
-      .required(),
-    events: Joi.array().items(Joi.string()),
-  }),
-});
-
-const DEFAULT_SEED: ResendSeed = { domains: [{ name: 'example.com' }] };
-
-const validateResendSeed = seedValidator('resend', schema, { empty: DEFAULT_SEED });
 
 /** Resend's error body: `{ statusCode, name, message }` (https://resend.com/docs/api-reference/errors). */
 const resendError = (statusCode: number, name: string, message: string, headers?: Record<string, string>) =>
@@ -273,18 +223,7 @@ const engineSeed = (seed: ResendSeed) => ({
   ...(seed.contacts ? { contacts: seed.contacts } : {}),
 });
 
-export const resendTwin = engineTwinFactory({
-  name: 'resend',
-  description:
-    'Resend email API (emails send/batch/get/list/cancel, domains, API keys, audiences and contacts) on the emulate engine',
-  hosts: ['api.resend.com'],
-  envVarNames: ['RESEND_API_KEY', 'RESEND_BASE_URL', 'RESEND_WEBHOOK_SECRET'],
-  // Resend has no framework default; this is the path its webhook guide uses.
-  webhook: { path: '/api/webhooks/resend', secretVar: 'RESEND_WEBHOOK_SECRET' },
-  summarize: summarizeResend,
-  validateSeed: validateResendSeed,
-  presets: resendPresets,
-  describeChange: describeResendChange,
+export const resendTwin = engineTwinFactory(resendDescriptor, {
   newCredentials: () => ({
     RESEND_API_KEY: randomToken('re_', 24),
     RESEND_WEBHOOK_SECRET: standardWebhookSecret(),

@@ -1,7 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Joi from 'joi';
 import { TwinInputError, type Authorization, type Granted, type RequestHead } from '../../contract.ts';
 import type { Engine, EngineTokenUser } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
@@ -10,78 +9,17 @@ import { credentialFieldsSaved, engineTwinFactory } from '../../engine/factory.t
 import { json } from '../../runtime/http.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
-import { seedValidator } from '../../kit/seed-validator.ts';
 import { SlackShape } from './shape.ts';
 import { TokenRevocations } from './revocation.ts';
-import { summarizeSlack } from './summary.ts';
-import { describeSlackChange } from './changes.ts';
-import { slackPresets } from './presets.ts';
 import { SocketModeHub } from './socket-mode.ts';
 import { SlackAppActions } from './app-actions.ts';
-
-interface SlackSeed {
-  team?: { name?: string; domain?: string };
-  users?: Array<{ name: string; real_name?: string; email?: string; [key: string]: unknown }>;
-  channels?: Array<{
-    name: string;
-    topic?: string;
-    purpose?: string;
-    is_private?: boolean;
-    /** User names; the channel's members are exactly these plus the bot (default: every user). */
-    members?: string[];
-    /** History, oldest first; `user` is a user name (default: the seed's first user). */
-    messages?: Array<{ user?: string; text: string }>;
-    [key: string]: unknown;
-  }>;
-  /** Name of the bot user SLACK_BOT_TOKEN authenticates as (default `twinbox-bot`). */
-  bot_name?: string;
-  webhook?: { url: string; events?: string[] };
-}
+import { slackDescriptor, type SlackSeed } from './descriptor.ts';
 
 /** What the Slack twin keeps beside the engine's state (EngineTwinSaved's `extra`). */
 interface SlackExtra {
   /** SHA-256 digests of tokens revoked with auth.revoke. */
   revoked?: string[];
 }
-
-const schema = Joi.object<SlackSeed>({
-  team: Joi.object({ name: Joi.string(), domain: Joi.string() }),
-  users: Joi.array().items(
-    Joi.object({
-      name: Joi.string().required(),
-      real_name: Joi.string(),
-      email: Joi.string().email(),
-    }).unknown(true),
-  ),
-  channels: Joi.array().items(
-    Joi.object({
-      name: Joi.string()
-        .pattern(/^[a-z0-9_-]+$/)
-        .required(),
-      topic: Joi.string(),
-      purpose: Joi.string(),
-      is_private: Joi.boolean(),
-      members: Joi.array().items(Joi.string().min(1)),
-      messages: Joi.array().items(
-        Joi.object({ user: Joi.string().min(1), text: Joi.string().min(1).required() }),
-      ),
-    }).unknown(true),
-  ),
-  bot_name: Joi.string().pattern(/^[a-z0-9_-]+$/),
-  webhook: Joi.object({
-    url: Joi.string()
-      .uri({ scheme: ['http', 'https'] })
-      .required(),
-    events: Joi.array().items(Joi.string()),
-  }),
-});
-
-const DEFAULT_SEED: SlackSeed = {
-  users: [{ name: 'ada', real_name: 'Ada Lovelace', email: 'ada@example.com' }],
-  channels: [{ name: 'general', topic: 'General' }],
-};
-
-const validateSlackSeed = seedValidator('slack', schema, { empty: DEFAULT_SEED });
 
 /** The name of the bot user SLACK_BOT_TOKEN authenticates as. */
 const botNameOf = (seed: SlackSeed) => seed.bot_name ?? 'twinbox-bot';
@@ -636,18 +574,7 @@ const readOldSlack = credentialFieldsSaved({
   SLACK_SIGNING_SECRET: 'signing_secret',
 });
 
-export const slackTwin = engineTwinFactory({
-  name: 'slack',
-  description:
-    'Slack Web API (auth.test, conversations, chat.postMessage/update, users) on the emulate engine, Events API over HTTP or Socket Mode',
-  hosts: ['slack.com', 'wss-primary.slack.com', 'wss-backup.slack.com'],
-  envVarNames: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL', 'SLACK_APP_TOKEN'],
-  // Bolt's default request URL path.
-  webhook: { path: '/slack/events', secretVar: 'SLACK_SIGNING_SECRET' },
-  summarize: summarizeSlack,
-  validateSeed: validateSlackSeed,
-  presets: slackPresets,
-  describeChange: describeSlackChange,
+export const slackTwin = engineTwinFactory(slackDescriptor, {
   newCredentials: () =>
     withNewerCredentials({
       SLACK_BOT_TOKEN: randomToken('xoxb-'),

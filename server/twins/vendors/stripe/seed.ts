@@ -1,8 +1,6 @@
-/** The Stripe twin's seed document (docs/twins.md, "Seeds"): its schema, and how it is written to the store. */
-import Joi from 'joi';
+/** How the Stripe twin's seed document (docs/twins.md, "Seeds"; its schema: descriptor.ts) is written to the store. */
 import { TwinInputError } from '../../contract.ts';
 import { setOwn } from '../../runtime/safe-json.ts';
-import { seedValidator } from '../../kit/seed-validator.ts';
 import { cardOutcome, magicCardNumber } from './cards.ts';
 import { StripeError } from './errors.ts';
 import { createCustomer, updateCustomer } from './resources/customers.ts';
@@ -14,99 +12,7 @@ import {
 } from './resources/payment-methods.ts';
 import { createPrice, createProduct } from './resources/products.ts';
 import { StripeStore, type StripeObject, type StripeState } from './store.ts';
-import {
-  CURRENT_VERSION,
-  OLDEST_VERSION,
-  STRIPE_API_VERSIONS,
-  type StripeApiVersion,
-} from './versions/catalog.ts';
-
-interface StripeCustomerSeed {
-  id?: string;
-  email?: string;
-  name?: string;
-  metadata?: Record<string, string>;
-  /**
-   * A magic id (`pm_card_visa`, `pm_card_chargeDeclined`, ...; `tok_*` too) or a test card number: a card
-   * payment method is created, attached and made `invoice_settings.default_payment_method`.
-   */
-  payment_method?: string;
-  /** Payment intents of this customer, made with its payment method (see seedPaymentIntent). */
-  payment_intents?: Array<{
-    amount: number;
-    currency: string;
-    status?: 'succeeded' | 'requires_payment_method';
-  }>;
-}
-
-export interface StripeSeed {
-  customers?: StripeCustomerSeed[];
-  products?: Array<{
-    id?: string;
-    name: string;
-    description?: string;
-    prices?: Array<{ id?: string; unit_amount: number; currency: string; recurring?: { interval: string } }>;
-  }>;
-  webhook?: { url: string; events?: string[] };
-  /** The account's default API version: requests without `Stripe-Version` and the seed webhook's events. */
-  api_version?: StripeApiVersion;
-}
-
-const seedSchema = Joi.object<StripeSeed>({
-  customers: Joi.array().items(
-    Joi.object({
-      id: Joi.string().pattern(/^cus_\w+$/),
-      email: Joi.string().email(),
-      name: Joi.string(),
-      metadata: Joi.object().pattern(Joi.string(), Joi.string()),
-      payment_method: Joi.string()
-        .custom((value: string, helpers) =>
-          magicCardNumber(value) || (/^\d{13,19}$/.test(value) && cardOutcome(value))
-            ? value
-            : helpers.error('any.invalid'),
-        )
-        .messages({
-          'any.invalid':
-            '{{#label}} must be a test card number (e.g. 4000000000000002) or a magic id such as pm_card_visa or pm_card_chargeDeclined',
-        }),
-      payment_intents: Joi.array().items(
-        Joi.object({
-          amount: Joi.number().integer().min(1).required(),
-          currency: Joi.string().length(3).required(),
-          status: Joi.string().valid('succeeded', 'requires_payment_method'),
-        }),
-      ),
-    }),
-  ),
-  products: Joi.array().items(
-    Joi.object({
-      id: Joi.string().pattern(/^prod_\w+$/),
-      name: Joi.string().required(),
-      description: Joi.string(),
-      prices: Joi.array().items(
-        Joi.object({
-          id: Joi.string().pattern(/^price_\w+$/),
-          unit_amount: Joi.number().integer().min(0).required(),
-          currency: Joi.string().length(3).required(),
-          recurring: Joi.object({ interval: Joi.string().valid('day', 'week', 'month', 'year').required() }),
-        }),
-      ),
-    }),
-  ),
-  api_version: Joi.string()
-    .valid(...STRIPE_API_VERSIONS)
-    .messages({
-      'any.only': `{{#label}} must be a Stripe API version from ${OLDEST_VERSION} to ${CURRENT_VERSION}`,
-    }),
-  webhook: Joi.object({
-    url: Joi.string()
-      .uri({ scheme: ['http', 'https'] })
-      .required(),
-    events: Joi.array().items(Joi.string()),
-  }),
-});
-
-export const validateStripeSeed = seedValidator('stripe', seedSchema);
+import type { StripeCustomerSeed, StripeSeed } from './descriptor.ts';
 
 /**
  * Writes a seed's customers and products into the state. Seeding writes objects directly: it records and

@@ -11,17 +11,16 @@ import {
 import { ownValue, setOwn } from '../../runtime/safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../../runtime/webhooks.ts';
-import { describeStripeChange } from './changes.ts';
 import { checkoutPage } from './checkout-page.ts';
 import { StripeError } from './errors.ts';
 import { expandPaths, expandResponse } from './expand.ts';
 import { FormError, parseForm, type FormObject } from './params.ts';
-import { stripePresets } from './presets.ts';
 import { lineItemsList } from './resources/checkout-sessions.ts';
 import { confirmationSecret, payInvoiceOfIntent } from './resources/invoices.ts';
 import { endpointTargets } from './resources/webhook-endpoints.ts';
 import { ROUTES, type StripeContext } from './routes.ts';
-import { seedStripe, validateStripeSeed, type StripeSeed } from './seed.ts';
+import { seedStripe } from './seed.ts';
+import { stripeDescriptor, type StripeSeed } from './descriptor.ts';
 import {
   idempotencyMismatch,
   injectedFault,
@@ -38,7 +37,6 @@ import {
   type StripeObject,
   type StripeState,
 } from './store.ts';
-import { summarizeStripe } from './summary.ts';
 import { isBefore, resolveVersion, type StripeApiVersion } from './versions/catalog.ts';
 import { eventIn, renderIn } from './versions/render.ts';
 import { checkRequestIn } from './versions/requests.ts';
@@ -315,29 +313,9 @@ class StripeTwin implements TwinDriver {
 }
 
 export const stripeTwin: TwinFactory = {
-  name: 'stripe',
-  description:
-    "Stripe API, every version from 2020-08-27 to 2026-10-28.endive (Stripe-Version, or the seed's api_version): customers (and search), products, prices, payment methods, payment intents and charges with test cards, refunds, subscriptions with trials, invoices and invoice items, Checkout Sessions with a hosted test-card page, webhook endpoints, events, Idempotency-Key, expand[], signed webhooks",
-  hosts: ['api.stripe.com', 'files.stripe.com'],
-  // The hosted Checkout page: a browser outside the sandbox follows a session's url, whoever created it.
-  pages: ['/c/'],
-  envVarNames: [
-    'STRIPE_SECRET_KEY',
-    'STRIPE_PUBLISHABLE_KEY',
-    'STRIPE_WEBHOOK_SECRET',
-    'STRIPE_API_BASE',
-    'STRIPE_API_HOST',
-    'STRIPE_API_PORT',
-    'STRIPE_API_PROTOCOL',
-  ],
-  // Stripe's SDKs have no default path; ours is the same pattern as every twin without one.
-  webhook: { path: '/webhooks/stripe', secretVar: 'STRIPE_WEBHOOK_SECRET' },
-  summarize: summarizeStripe,
-  validateSeed: validateStripeSeed,
-  presets: stripePresets,
-  describeChange: describeStripeChange,
+  ...stripeDescriptor,
   async create({ baseUrl, publicUrl, seed: rawSeed, saved: rawSaved }) {
-    const seed = validateStripeSeed(rawSeed);
+    const seed = stripeDescriptor.validateSeed(rawSeed);
     const saved = rawSaved as StripeSaved | undefined;
     const keys = {
       secret_key: saved?.secret_key ?? randomToken('sk_test_'),

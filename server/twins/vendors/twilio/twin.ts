@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import Joi from 'joi';
 import { type Authorization, type RequestHead } from '../../contract.ts';
 import { type Engine } from '../../engine/emulate.ts';
 import { EngineTwin, type EngineTwinSaved } from '../../engine/engine-twin.ts';
@@ -7,47 +6,13 @@ import { engineTwinFactory } from '../../engine/factory.ts';
 import { json } from '../../runtime/http.ts';
 import { presentedToken, secretEquals } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
-import { seedValidator } from '../../kit/seed-validator.ts';
-import { describeTwilioChange } from './changes.ts';
-import { summarizeTwilio } from './summary.ts';
-import { twilioPresets } from './presets.ts';
-
-export interface TwilioSeed {
-  phone_numbers?: Array<{
-    phone_number: string;
-    friendly_name?: string;
-    sms_url?: string;
-    voice_url?: string;
-  }>;
-  verify_services?: Array<{ friendly_name: string; code?: string }>;
-}
+import { twilioDescriptor, type TwilioSeed } from './descriptor.ts';
 
 /** The engine's fixed ids (its default account, number and Verify service), which the twin keeps. */
 const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
 const ENGINE_API_KEY_SID = `SK${'0'.repeat(32)}`;
 const DEFAULT_PHONE_NUMBER = '+15551234567';
 const DEFAULT_VERIFY_SERVICE_SID = `VA${'0'.repeat(32)}`;
-
-const E164 = /^\+[1-9]\d{6,14}$/;
-
-const schema = Joi.object<TwilioSeed>({
-  phone_numbers: Joi.array().items(
-    Joi.object({
-      phone_number: Joi.string().pattern(E164, 'E.164').required(),
-      friendly_name: Joi.string(),
-      sms_url: Joi.string().uri({ scheme: ['http', 'https'] }),
-      voice_url: Joi.string().uri({ scheme: ['http', 'https'] }),
-    }),
-  ),
-  verify_services: Joi.array().items(
-    Joi.object({
-      friendly_name: Joi.string().min(1).required(),
-      code: Joi.string().pattern(/^\d{4,10}$/),
-    }),
-  ),
-});
-
-const validateTwilioSeed = seedValidator('twilio', schema);
 
 /** Twilio's REST error body (https://www.twilio.com/docs/usage/twilios-response#response-formats-exceptions). */
 const twilioError = (status: number, code: number, message: string, headers?: Record<string, string>) =>
@@ -162,24 +127,7 @@ class TwilioTwin extends EngineTwin {
   }
 }
 
-export const twilioTwin = engineTwinFactory({
-  name: 'twilio',
-  description:
-    'Twilio REST API (Messages, Calls, IncomingPhoneNumbers, Verify, Messaging and Conversations services) on the emulate engine',
-  hosts: ['api.twilio.com'],
-  envVarNames: [
-    'TWILIO_ACCOUNT_SID',
-    'TWILIO_AUTH_TOKEN',
-    'TWILIO_API_KEY',
-    'TWILIO_API_SECRET',
-    'TWILIO_PHONE_NUMBER',
-    'TWILIO_VERIFY_SERVICE_SID',
-    'TWILIO_BASE_URL',
-  ],
-  summarize: summarizeTwilio,
-  validateSeed: validateTwilioSeed,
-  presets: twilioPresets,
-  describeChange: describeTwilioChange,
+export const twilioTwin = engineTwinFactory(twilioDescriptor, {
   newCredentials: () => ({
     TWILIO_ACCOUNT_SID: ACCOUNT_SID,
     TWILIO_AUTH_TOKEN: hex(16),
