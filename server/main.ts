@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 import { EncryptionKeyMissingError } from './identity/secret-box.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
-import { DatabaseUnavailableError } from './store/postgres/store.ts';
-import { SchemaMismatchError } from './store/postgres/migrate.ts';
+import { DatabaseUnavailableError, SchemaMismatchError } from './store/postgres/errors.ts';
+import { PartLoadError } from './load-part.ts';
 import { IsolationError } from './deploy/index.ts';
 import { createTwinbox } from './twinbox.ts';
 import { bootstrapLocalOwner, sampleCurl } from './bootstrap.ts';
@@ -56,7 +56,8 @@ try {
     error instanceof IsolationError ||
     error instanceof DatabaseUnavailableError ||
     error instanceof SchemaMismatchError ||
-    error instanceof EncryptionKeyMissingError
+    error instanceof EncryptionKeyMissingError ||
+    error instanceof PartLoadError
   ) {
     process.stderr.write(`twinbox: ${error.message}\n`);
     process.exit(1);

@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import type { Config } from './config.ts';
 import type { Store } from './store/store.ts';
 import { openLowdbStore } from './store/lowdb-store.ts';
-import { openPostgresStore } from './store/postgres/store.ts';
 import { lockDataDir, type DataDirLock } from './store/data-dir-lock.ts';
 import { ApiKeys } from './auth/api-keys.ts';
 import { Sessions } from './auth/sessions.ts';
@@ -23,7 +22,8 @@ import type { Deployer } from './sandboxes/deployer.ts';
 import { createDeployEngine, type DeployEngine } from './deploy/index.ts';
 import { sandboxSourceCredentials } from './deploy/steps/source-credentials.ts';
 import { createListener, mountApi } from './server.ts';
-import { createGitHubApp, type GitHubApp } from '../app/index.ts';
+import type { GitHubApp } from '../app/index.ts';
+import { loadPart } from './load-part.ts';
 import { chooseLogFormat, createLogger } from './logger.ts';
 import { githubWebHosts } from './sandboxes/pull-request-url.ts';
 import { attachRouter, sandboxHosts } from './router/index.ts';
@@ -95,8 +95,11 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
   let opened: Store | undefined;
   let openedJobs: JobQueue | undefined;
   try {
+    // The PostgreSQL stack and the GitHub App (probot) load only when configured (load-part.ts).
     const store = (opened = config.databaseUrl
-      ? await openPostgresStore({
+      ? await (
+          await loadPart('the PostgreSQL store', () => import('./store/postgres/store.ts'))
+        ).openPostgresStore({
           url: config.databaseUrl,
           log: (level, message) => logger[level](message),
         })
@@ -229,7 +232,9 @@ export async function createTwinbox(config: Config, options: TwinboxOptions = {}
     });
     const reaper = new TtlReaper(store, lifecycle, logger, config.reaperIntervalMs);
     const githubApp = config.githubApp
-      ? await createGitHubApp({
+      ? await (
+          await loadPart('the GitHub App', () => import('../app/index.ts'))
+        ).createGitHubApp({
           ...config.githubApp,
           apiUrl: config.githubApiUrl,
           store,

@@ -1,10 +1,20 @@
 import type { Plugin, Server } from '@hapi/hapi';
 import type Joi from 'joi';
-import joiToJson from 'joi-to-json';
+import { loadPart } from '../load-part.ts';
 import { documentedErrors, errorSchema } from './responses.ts';
 
-// A CommonJS module whose export is the function itself; its typings describe it as an ES module.
-const parse = joiToJson as unknown as typeof joiToJson.parse;
+type ToJsonSchema = (schema: Joi.Schema) => Record<string, unknown>;
+
+/**
+ * joi's schemas as OpenAPI's JSON Schema, by joi-to-json, which loads (with lodash, which it pulls in) at
+ * the first GET /openapi.json rather than at every start: few processes are ever asked for the document.
+ */
+async function jsonSchemaConverter(): Promise<ToJsonSchema> {
+  const { default: joiToJson } = await loadPart('joi-to-json', () => import('joi-to-json'));
+  // A CommonJS module whose export is the function itself; its typings describe it as an ES module.
+  const parse = joiToJson as unknown as typeof joiToJson.parse;
+  return (schema) => parse(schema as never, 'open-api') as Record<string, unknown>;
+}
 
 interface RouteValidation {
   params?: Joi.Schema;
@@ -16,7 +26,11 @@ interface RouteValidation {
  * Builds an OpenAPI 3.0 document from the routes tagged `api`: their descriptions, their joi request
  * schemas and the response schemas they declare. Generated, so it cannot drift from the code.
  */
-export function buildOpenApi(server: Server, info: { title: string; version: string }): object {
+export function buildOpenApi(
+  server: Server,
+  info: { title: string; version: string },
+  toJsonSchema: ToJsonSchema,
+): object {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of server.table()) {
     const settings = route.settings;
@@ -26,8 +40,12 @@ export function buildOpenApi(server: Server, info: { title: string; version: str
     const operation: Record<string, unknown> = {
       summary: settings.description,
       tags: settings.tags.filter((tag) => tag !== 'api'),
-      parameters: [...parameters(validate.params, 'path'), ...parameters(validate.query, 'query')],
+      parameters: [
+        ...parameters(toJsonSchema, validate.params, 'path'),
+        ...parameters(toJsonSchema, validate.query, 'query'),
+      ],
       responses: responses(
+        toJsonSchema,
         {
           ...(settings.response?.status as Record<number, Joi.Schema> | undefined),
           ...Object.fromEntries(documentedErrors(settings.plugins).map((code) => [code, errorSchema])),
@@ -62,11 +80,11 @@ export function buildOpenApi(server: Server, info: { title: string; version: str
   };
 }
 
-function toJsonSchema(schema: Joi.Schema): Record<string, unknown> {
-  return parse(schema as never, 'open-api') as Record<string, unknown>;
-}
-
-function parameters(schema: Joi.Schema | undefined, location: 'path' | 'query'): object[] {
+function parameters(
+  toJsonSchema: ToJsonSchema,
+  schema: Joi.Schema | undefined,
+  location: 'path' | 'query',
+): object[] {
   if (!schema) return [];
   const json = toJsonSchema(schema) as { properties?: Record<string, object>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, property]) => ({
@@ -85,6 +103,7 @@ export interface SuccessExtras {
 }
 
 function responses(
+  toJsonSchema: ToJsonSchema,
   status: Record<number, Joi.Schema> | undefined,
   extras: SuccessExtras = {},
 ): Record<string, object> {
@@ -121,7 +140,8 @@ export const openApiRoute: Plugin<{ version: string }> = {
       path: '/openapi.json',
       options: { auth: false, description: 'This API as an OpenAPI 3 document' },
       // Built on first use: by then every plugin has registered its routes.
-      handler: () => (openApi ??= buildOpenApi(server, { title: 'Twinbox API', version })),
+      handler: async () =>
+        (openApi ??= buildOpenApi(server, { title: 'Twinbox API', version }, await jsonSchemaConverter())),
     });
   },
 };

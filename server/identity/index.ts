@@ -54,7 +54,7 @@ export async function createIdentity(options: {
 }): Promise<Identity> {
   const { config, store, accounts, sessions, apiKeys, logger } = options;
   const clock = options.clock ?? systemClock;
-  const mail = createMailTransport({
+  const mail = await createMailTransport({
     smtpUrl: config.smtpUrl,
     from: config.mailFrom,
     dataDir: config.dataDir,

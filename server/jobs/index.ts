@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.ts';
 import { EmbeddedJobQueue } from './embedded.ts';
-import { PostgresJobQueue } from './postgres.ts';
+import { loadPart } from '../load-part.ts';
 import type { JobQueue } from './queue.ts';
 
 export type { Job, JobData, JobHandler, JobQueue, SendOptions, SendResult, WorkOptions } from './queue.ts';
@@ -35,7 +35,9 @@ export function jobQueueIdentity(process: { dataDir: string; runnerId?: string |
 
 /** The job queue that goes with the Store: pg-boss beside a PostgreSQL store, else the embedded one. */
 export async function openJobQueue(options: OpenJobQueueOptions): Promise<JobQueue> {
-  if (options.databaseUrl)
+  if (options.databaseUrl) {
+    // pg-boss loads only beside a PostgreSQL store (load-part.ts).
+    const { PostgresJobQueue } = await loadPart('the PostgreSQL job queue', () => import('./postgres.ts'));
     return PostgresJobQueue.open({
       url: options.databaseUrl,
       logger: options.logger,
@@ -43,5 +45,6 @@ export async function openJobQueue(options: OpenJobQueueOptions): Promise<JobQue
       identity: options.identity,
       keyRetentionDays: options.keyRetentionDays,
     });
+  }
   return new EmbeddedJobQueue(options.store.jobs, options.logger.child({ component: 'jobs' }));
 }

@@ -4,8 +4,9 @@
  */
 import t, { type Test } from 'tap';
 import { ConfigError, loadConfig } from '../../server/config.ts';
-import { SchemaMismatchError, MIGRATIONS_TABLE } from '../../server/store/postgres/migrate.ts';
-import { DatabaseUnavailableError, openPostgresStore } from '../../server/store/postgres/store.ts';
+import { MIGRATIONS_TABLE } from '../../server/store/postgres/migrate.ts';
+import { openPostgresStore } from '../../server/store/postgres/store.ts';
+import { DatabaseUnavailableError, SchemaMismatchError } from '../../server/store/postgres/errors.ts';
 import type { Store } from '../../server/store/store.ts';
 import { adminQuery, freshSchema, postgresSkip, schemaUrl } from '../helpers/postgres.ts';
 import { call, createUser, startTestTwinbox, tempDir } from '../helpers/twinbox.ts';

@@ -12,8 +12,18 @@ import { twinFactories } from '../../server/twins/registry.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
+interface Graph {
+  files: string[];
+  packages: Set<string>;
+  /** The packages reached by static imports alone: what loads at the entry's start. */
+  staticPackages: Set<string>;
+}
+
+const packageOf = (path: string) => path.replace(/^((?:@[^/]+\/)?[^/]+).*$/, '$1');
+const STATIC_KINDS = new Set(['import-statement', 'require-call']);
+
 /** Every file and package an entry point's import graph reaches (packages are left out, named only). */
-async function graphOf(entry: string): Promise<{ files: string[]; packages: Set<string> }> {
+async function graphOf(entry: string): Promise<Graph> {
   const { metafile } = await build({
     entryPoints: [entry],
     absWorkingDir: root,
@@ -29,10 +39,22 @@ async function graphOf(entry: string): Promise<{ files: string[]; packages: Set<
   const inputs: Metafile['inputs'] = metafile.inputs;
   const packages = new Set(
     Object.values(inputs).flatMap((input) =>
-      input.imports.filter((i) => i.external).map((i) => i.path.replace(/^((?:@[^/]+\/)?[^/]+).*$/, '$1')),
+      input.imports.filter((i) => i.external).map((i) => packageOf(i.path)),
     ),
   );
-  return { files: Object.keys(inputs), packages };
+  const staticPackages = new Set<string>();
+  const seen = new Set<string>();
+  const pending = [entry];
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const i of inputs[file]?.imports ?? []) {
+      if (!STATIC_KINDS.has(i.kind)) continue;
+      if (i.external) staticPackages.add(packageOf(i.path));
+      else pending.push(i.path);
+    }
+  }
+  return { files: Object.keys(inputs), packages, staticPackages };
 }
 
 const DRIVER = /^server\/twins\/vendors\/([a-z]+)\/twin\.ts$/;
@@ -50,6 +72,24 @@ t.test("the main process's graph holds no twin driver, engine or graphql", async
     [],
     'neither the engine package nor graphql',
   );
+});
+
+/** Packages that only some configurations use (server/load-part.ts): PostgreSQL, the GitHub App, SMTP, /openapi.json. */
+const LOADED_WHEN_USED = ['pg', 'pg-boss', 'node-pg-migrate', 'probot', 'nodemailer', 'joi-to-json'];
+
+t.test('a start loads the optional parts only when configured', async (t) => {
+  const { packages, staticPackages } = await graphOf('server/main.ts');
+  t.same(
+    LOADED_WHEN_USED.filter((p) => packages.has(p)),
+    LOADED_WHEN_USED,
+    'each is reachable (through import()), so a configuration that uses it can load it',
+  );
+  t.same(
+    LOADED_WHEN_USED.filter((p) => staticPackages.has(p)),
+    [],
+    'none is imported statically',
+  );
+  t.ok(staticPackages.has('@hapi/hapi'), 'the static walk reaches what every start loads');
 });
 
 t.test("the pod's graph holds every driver, the engine and graphql (the check above can fail)", async (t) => {

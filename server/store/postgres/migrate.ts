@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { runner, type RunnerOption } from 'node-pg-migrate';
 import type { PoolClient } from 'pg';
 import { COLLECTION_KEYS, COLLECTIONS } from '../collections.ts';
+import { SchemaMismatchError } from './errors.ts';
 
 type Logger = NonNullable<RunnerOption['logger']>;
 
@@ -40,16 +41,6 @@ function migrationLockId(schema: string): number {
     createHash('sha256').update(`twinbox-migrations:${schema}`).digest('hex').slice(0, 12),
     16,
   );
-}
-
-export class SchemaMismatchError extends Error {
-  constructor(problems: string[]) {
-    super(
-      `The PostgreSQL schema lacks what server/store/collections.ts declares; add a migration under ` +
-        `server/store/postgres/migrations/ with:\n${problems.join('\n')}`,
-    );
-    this.name = 'SchemaMismatchError';
-  }
 }
 
 /**

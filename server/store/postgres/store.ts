@@ -5,6 +5,7 @@ import { CachedCollection, ChangeFeed } from './changes.ts';
 import { AdvisoryLocks } from './locks.ts';
 import { migrate, verifySchema } from './migrate.ts';
 import { openPool } from './pool.ts';
+import { DatabaseUnavailableError } from './errors.ts';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`; `?options=-c search_path=<schema>` picks a schema. */
@@ -15,18 +16,6 @@ export interface PostgresStoreOptions {
   lockPoolSize?: number;
   /** What migrations report, and errors of idle connections (the pool replaces them). */
   log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
-}
-
-export class DatabaseUnavailableError extends Error {
-  constructor(where: string, cause: unknown) {
-    super(
-      `Could not open the PostgreSQL store at ${where} (TWINBOX_DATABASE_URL): ${(cause as Error).message}`,
-      {
-        cause,
-      },
-    );
-    this.name = 'DatabaseUnavailableError';
-  }
 }
 
 /**
@@ -71,14 +60,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       client.release();
     }
     const gate = { closed: false };
-    // Read on every authenticated request (the key by its hash, then its account): kept in memory, and
+    // Read on every authenticated request (the key by its hash, then its account), and a sandbox on every
+    // poll of GET /sandboxes/{id} (the CLI and the Action poll it until ready): kept in memory, and
     // dropped in every process when any process writes them (changes.ts).
     const changes = (feed = await ChangeFeed.open(options.url, schema!, (error) =>
       log('warn', `PostgreSQL change feed lost: ${error.message}`),
     ));
     const collections = await openCollections(async (key, spec) => {
       const collection = new PostgresCollection(pool, spec.table, spec, gate);
-      if (key !== 'accounts' && key !== 'apiKeys') return collection;
+      if (key !== 'accounts' && key !== 'apiKeys' && key !== 'sandboxes') return collection;
       return new CachedCollection(collection, changes, new Set<string>(spec.unique), gate);
     });
     const lockPool = openPool({
