@@ -2,7 +2,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { twinFactories } from '../../server/twins/registry.ts';
-import { TwinHost, twinSocketPath } from '../../server/twins/runtime/host.ts';
+import { TwinHost } from '../../server/twins/runtime/host.ts';
+import { twinSocketPath } from '../../server/twins/runtime/paths.ts';
 
 // A real Stripe twin behind the router benchmark, listening on its own Unix socket as in a sandbox's pod,
 // with one customer to read. Prints the socket, the secret key and the customer's id.

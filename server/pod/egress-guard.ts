@@ -1,6 +1,7 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server, type Socket } from 'node:net';
 import dnsPacket from 'dns-packet';
+import { GUARDED_PORTS } from './layout.ts';
 
 /** One refused attempt to leave the sandbox. */
 export interface EgressAttempt {
@@ -8,13 +9,6 @@ export interface EgressAttempt {
   port: number;
   at: string;
 }
-
-/**
- * Ports the guard listens on inside a sandbox's network namespace, where a route makes every IPv4
- * address local: a connection to any address on one of them is caught and recorded instead of failing
- * silently. Other ports are refused by the kernel (nothing listens) and not recorded.
- */
-export const GUARDED_PORTS = [80, 443, 25, 465, 587, 3306, 5432, 6379, 27017];
 
 /** The guarded ports where a sandbox may reach its own twins over HTTP(S) (the pod's front door). */
 export const WEB_PORTS: readonly number[] = [80, 443];

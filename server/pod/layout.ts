@@ -44,5 +44,14 @@ export const APP_PORT = 3000;
 /** The app's port when Twinbox's public URLs use 3000 themselves (its default): the pod answers those. */
 export const APP_PORT_BESIDE_PUBLIC = 8080;
 
+/**
+ * Ports the egress guard (egress-guard.ts) listens on inside a sandbox's network namespace, where a route
+ * makes every IPv4 address local: a connection to any address on one of them is caught and recorded
+ * instead of failing silently. Other ports are refused by the kernel (nothing listens) and not recorded.
+ * Here, not in the guard, since Twinbox keeps apps off them too (deploy/steps/profile.ts) and has no use
+ * for the guard's DNS code.
+ */
+export const GUARDED_PORTS = [80, 443, 25, 465, 587, 3306, 5432, 6379, 27017];
+
 /** Inside a sandbox's namespace, the HTTP proxy an install step may use to reach the package registry. */
 export const INSTALL_PROXY_PORT = 3128;

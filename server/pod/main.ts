@@ -7,9 +7,9 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Server } from 'node:net';
 import { TwinHost } from '../twins/runtime/host.ts';
-import { EgressGuard, GUARDED_PORTS } from './egress-guard.ts';
+import { EgressGuard } from './egress-guard.ts';
 import { FrontDoor } from './front-door.ts';
-import { INSTALL_PROXY_PORT, podLayout, TRUST_PATHS } from './layout.ts';
+import { GUARDED_PORTS, INSTALL_PROXY_PORT, podLayout, TRUST_PATHS } from './layout.ts';
 import { SandboxCa } from './sandbox-ca.ts';
 import { startPipe } from './pipes.ts';
 import {

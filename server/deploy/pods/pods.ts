@@ -22,8 +22,7 @@ import {
   startFailureReason,
 } from '../../pod/start-failure.ts';
 import type { TwinEntry } from '../../twins/runtime/host.ts';
-import { twinSocketPath } from '../../twins/runtime/host.ts';
-import { sandboxDir } from '../../twins/runtime/persistence.ts';
+import { sandboxDir, twinSocketPath } from '../../twins/runtime/paths.ts';
 import { startInstallProxy } from './install-proxy.ts';
 import { bundlePod, type PodProgram } from './pod-bundle.ts';
 import type { Isolation } from '../confinement/isolation.ts';

@@ -3,8 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { GUARDED_PORTS } from '../../pod/egress-guard.ts';
-import { INSTALL_PROXY_PORT } from '../../pod/layout.ts';
+import { GUARDED_PORTS, INSTALL_PROXY_PORT } from '../../pod/layout.ts';
 import { appsBelow, SEARCH_DEPTH } from './app-search.ts';
 
 /** How to build and run one repository's app. Commands are shell command lines run in the workspace. */

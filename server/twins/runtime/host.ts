@@ -1,18 +1,14 @@
 import { KeyedLock } from '../../keyed-lock.ts';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { TwinFactory } from '../contract.ts';
 import { TwinInputError } from '../contract.ts';
 import { TwinInstance, type Logger, type TwinEntry } from './instance.ts';
 import { purgeSandbox, readSandbox } from './persistence.ts';
 import { sha256Hex } from './secrets.ts';
+import { twinSocketPath } from './paths.ts';
 
 export type { TwinEntry } from './instance.ts';
 
-/** Where a pod's twin `name` listens for the router. */
-export function twinSocketPath(socketDir: string, name: string): string {
-  return join(socketDir, `twin-${name}.sock`);
-}
 export { TwinInputError } from '../contract.ts';
 
 export interface TwinHostOptions {

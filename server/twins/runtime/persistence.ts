@@ -3,6 +3,7 @@ import { mkdir, open, readFile, readdir, rm, type FileHandle } from 'node:fs/pro
 import { dirname, join } from 'node:path';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { syncDirectory, writeFileDurably } from '../../durable-write.ts';
+import { sandboxDir } from './paths.ts';
 
 /**
  * A twin instance's state on disk: a snapshot (`<twin>.json`) and a journal (`<twin>.log`) of the changes
@@ -49,11 +50,6 @@ export interface RestoredInstance {
 interface JournalHeader {
   format: 1;
   log_id: string;
-}
-
-/** Sandbox ids come from callers; encode them so they can never escape the data directory. */
-export function sandboxDir(dataDir: string, sandboxId: string): string {
-  return join(dataDir, encodeURIComponent(sandboxId));
 }
 
 export function snapshotPath(dataDir: string, sandboxId: string, twin: string): string {
