@@ -102,25 +102,36 @@ export function environmentScript(env: Record<string, string>): string {
     .join('');
 }
 
-/** The sandboxed shell's first lines: the environment from stdin, then stdin becomes /dev/null. */
-function withEnvironment(tools: TrustedExecutables, command: string): string {
-  return `eval "$(${tools.cat!})" || exit 125\nexec </dev/null\n${command}`;
+/**
+ * The sandboxed shell's first lines: the environment from stdin, then stdin becomes /dev/null. The shell
+ * reads the script with its own `read` (no `cat`: one fork and one exec fewer on every start; stdin is a
+ * socket, which `.` of /dev/stdin cannot open). environmentScript ends every line with a newline.
+ */
+function withEnvironment(command: string): string {
+  // Shell variables, not exported: the app's environment is only what the script exports.
+  const read =
+    'twinbox_env=; while IFS= read -r twinbox_line; do twinbox_env="$twinbox_env$twinbox_line\n"; done';
+  return `${read}; unset twinbox_line; eval "$twinbox_env" || exit 125\nexec </dev/null\n${command}`;
 }
 
 /**
- * Joins the sandbox's cgroup before anything of the command runs: a shell (by absolute path, with
- * Twinbox's fixed environment) writes its own pid into each `cgroup.procs`, then execs the rest. Files and
- * argv are arguments, never part of the script.
+ * The launcher, the first program of every command: a shell (by absolute path, with Twinbox's fixed
+ * environment) that writes its own pid into each of the sandbox's `cgroup.procs`, so nothing of the
+ * command runs outside its cgroup, and sets the resource limits (rlimits), then execs the rest. Its
+ * builtins do what `prlimit` did, one exec fewer. Files, limits and argv are arguments, never part of the
+ * script.
  */
-function joinCgroup(tools: TrustedExecutables, procsFiles: string[], argv: string[]): string[] {
-  if (!procsFiles.length) return argv;
+function launcher(tools: TrustedExecutables, procsFiles: string[], spec: ExecSpec, argv: string[]): string[] {
   return [
     tools.sh!,
     '-c',
-    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"',
-    'twinbox-join-cgroup',
+    // POSIX units: -d in KiB (every shell), -f in 512-byte blocks.
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; ' +
+      'ulimit -d "$1" && ulimit -f "$2" && ulimit -c 0 || exit 125; shift 2; exec "$@"',
+    'twinbox-launch',
     String(procsFiles.length),
     ...procsFiles,
+    ...rlimitArgs(spec),
     ...argv,
   ];
 }
@@ -134,21 +145,18 @@ function enterNetns(tools: TrustedExecutables, netns: string | undefined, argv: 
 
 /**
  * RLIMIT_DATA (heap and anonymous mappings, unlike RLIMIT_AS which V8's large reservations would trip),
- * file size, no core dumps, by the resolved prlimit; `nice` keeps apps from starving Twinbox of CPU. Under
- * the cgroup's limits, this is defence in depth.
+ * file size and no core dumps, soft and hard, as the launcher's `ulimit` arguments (KiB, 512-byte blocks).
+ * Under the cgroup's limits, this is defence in depth.
  */
-function rlimits(tools: TrustedExecutables, spec: ExecSpec): string[] {
-  const prefix: string[] = [];
-  if (tools.prlimit)
-    prefix.push(
-      tools.prlimit,
-      `--data=${spec.memoryBytes}`,
-      `--fsize=${2 * 1024 * 1024 * 1024}`,
-      '--core=0',
-      '--',
-    );
-  if (tools.nice) prefix.push(tools.nice, '-n', '10');
-  return prefix;
+function rlimitArgs(spec: ExecSpec): string[] {
+  return [String(Math.floor(spec.memoryBytes / 1024)), String(FILE_SIZE_BYTES / 512)];
+}
+
+const FILE_SIZE_BYTES = 2 * 1024 * 1024 * 1024;
+
+/** `nice` keeps apps from starving Twinbox of CPU. */
+function niced(tools: TrustedExecutables): string[] {
+  return tools.nice ? [tools.nice, '-n', '10'] : [];
 }
 
 /** The read-only view of the system an app gets: binaries, libraries, and only the /etc it needs. */
@@ -257,7 +265,7 @@ function bubblewrapArgv(
     '--',
     '/bin/sh',
     '-c',
-    withEnvironment(tools, spec.command),
+    withEnvironment(spec.command),
   );
   return args;
 }
@@ -274,15 +282,7 @@ function processGroupArgv(tools: TrustedExecutables, spec: ExecSpec): string[] {
     if (process.getuid?.() === 0) drop.push('--bounding-set=-all');
     drop.push('--');
   }
-  return [
-    ...drop,
-    ...rlimits(tools, spec),
-    tools.env!,
-    '-i',
-    '/bin/sh',
-    '-c',
-    withEnvironment(tools, spec.command),
-  ];
+  return [...drop, ...niced(tools), tools.env!, '-i', '/bin/sh', '-c', withEnvironment(spec.command)];
 }
 
 export interface IsolationOptions extends CgroupsOptions {
@@ -299,7 +299,7 @@ export interface IsolationOptions extends CgroupsOptions {
   hidden?: string[];
 }
 
-/** Each isolation's argv without the cgroup join, for probing a mode before any sandbox exists. */
+/** Each isolation's argv with no cgroup to join, for probing a mode before any sandbox exists. */
 const bareArgv = new WeakMap<Isolation, (spec: ExecSpec) => string[]>();
 
 /** Builds one mode without probing it (probeIsolation picks the strongest that works). */
@@ -309,7 +309,7 @@ export function createIsolation(
   opts: IsolationOptions = {},
 ): Isolation {
   const tools = trustedExecutables();
-  for (const name of ['sh', 'cat', 'env'] as const) trustedExecutable(name);
+  for (const name of ['sh', 'env'] as const) trustedExecutable(name);
   if (mode !== 'process-group') trustedExecutable('bwrap');
   const cgroups = opts.cgroups ?? Cgroups.open(limits, opts);
   const bubblewrap = mode !== 'process-group';
@@ -326,7 +326,7 @@ export function createIsolation(
   const inner = (spec: ExecSpec): string[] =>
     bubblewrap
       ? [
-          ...rlimits(tools, spec),
+          ...niced(tools),
           ...bubblewrapArgv(tools, system, userNamespace, disableNested, limits, spec, hidden),
         ]
       : processGroupArgv(tools, spec);
@@ -344,7 +344,7 @@ export function createIsolation(
     },
     wrap(spec) {
       const procs = cgroups.create(spec.sandboxId);
-      return joinCgroup(tools, procs, enterNetns(tools, spec.netns, inner(spec)));
+      return launcher(tools, procs, spec, enterNetns(tools, spec.netns, inner(spec)));
     },
     async release(sandboxId) {
       if (!(await cgroups.release(sandboxId)))
@@ -353,7 +353,7 @@ export function createIsolation(
     killLeftovers: () => cgroups.sweep(),
     usage: (sandboxId) => cgroups.usage(sandboxId),
   };
-  bareArgv.set(isolation, inner);
+  bareArgv.set(isolation, (spec) => launcher(tools, [], spec, inner(spec)));
   return isolation;
 }
 
@@ -397,7 +397,6 @@ export function probeIsolation(
       `cgroups are not usable (${cgroups.reason}): process count, memory and CPU are not capped per sandbox`,
     );
   const tools = trustedExecutables();
-  if (!tools.prlimit) warnings.push('prlimit is not installed: no RLIMIT_DATA per process');
   const fallback = (reason: string) => {
     const isolation = createIsolation('process-group', limits, { ...opts, cgroups });
     warnings.unshift(reason);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 /**
  * Where Twinbox looks for the programs it runs outside a sandbox. Fixed, and never the process's or the
- * app's PATH: a repository that ships `./prlimit` and sets `PATH=.` must not choose what runs as Twinbox's
+ * app's PATH: a repository that ships `./nsenter` and sets `PATH=.` must not choose what runs as Twinbox's
  * user. Only root can write to these directories on any sane host.
  */
 export const TRUSTED_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -16,7 +16,6 @@ const NAMES = [
   'cat',
   'env',
   'bwrap',
-  'prlimit',
   'nice',
   'nsenter',
   'setpriv',
