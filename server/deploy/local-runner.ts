@@ -203,6 +203,11 @@ export class LocalRunner implements DeployRunner {
 
   async startApp(ctx: DeployContext, port: number | undefined): Promise<GroupProcess> {
     const id = ctx.sandbox.id;
+    // The pod opens its pipe to the app's port while the app starts, not after: the pipe only forwards
+    // connections, and none come before the health check, which waits for both.
+    const exposed =
+      port === undefined ? undefined : this.opts.pods.exposeApp(this.running.pods.get(id)!, port);
+    exposed?.catch(() => {});
     const app = spawnGroup(
       this.spec(ctx, ctx.profile!.start, { readOnly: ctx.readOnly }),
       this.env(ctx),
@@ -212,7 +217,7 @@ export class LocalRunner implements DeployRunner {
     this.running.apps.set(id, app);
     await this.running.pids.record(id, app.pid);
     if (port === undefined) this.running.noHttpPort.add(id);
-    else await this.opts.pods.exposeApp(this.running.pods.get(id)!, port);
+    await exposed;
     return app;
   }
 
