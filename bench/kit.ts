@@ -42,7 +42,7 @@ export interface BenchTwinbox {
   deploy(payload: Record<string, unknown>): Promise<Deployed>;
   /** The same, started once the pod manager's spare pod is up, so the deploy gets a warm pod. */
   deployWarm(payload: Record<string, unknown>): Promise<Deployed>;
-  /** Resolves once the pod manager's spare pod is started. */
+  /** Resolves once the pod manager's spare pod is started and the spare workspace image made. */
   spareReady(): Promise<void>;
   del(id: string): Promise<void>;
   close(): Promise<void>;
@@ -93,6 +93,8 @@ export async function benchTwinbox(
     async spareReady() {
       const pods = tb.engine!.deployer['opts'].pods;
       await Promise.allSettled(pods['spares']);
+      // The spare workspace image too (workspace.ts), made once the last deploy was done.
+      await tb.engine!.deployer['spareImages'].settled();
     },
     async deployWarm(payload) {
       await bench.spareReady();

@@ -22,7 +22,13 @@ import {
   type StepObserver,
   type StepTimings,
 } from './steps/pipeline.ts';
-import { createWorkspace, isMountPoint, removeWorkspace, sweepWorkspaces } from './steps/workspace.ts';
+import {
+  createWorkspace,
+  isMountPoint,
+  removeWorkspace,
+  SpareImages,
+  sweepWorkspaces,
+} from './steps/workspace.ts';
 
 export type { StepTimings } from './steps/pipeline.ts';
 export type { SandboxUrls } from './local-runner.ts';
@@ -73,6 +79,8 @@ export class LocalDeployer implements Deployer {
   readonly timings = new Map<string, StepTimings>();
   private readonly running: RunningSandboxes;
   private readonly runner: LocalRunner;
+  /** Workspace images formatted ahead of demand (workspace.ts). */
+  private readonly spareImages: SpareImages;
 
   constructor(private readonly opts: LocalDeployerOptions) {
     this.logs = new SandboxLogs(join(opts.dataDir, 'logs'), opts.logBytes, opts.logFileBytes);
@@ -82,6 +90,7 @@ export class LocalDeployer implements Deployer {
       stagingBytes: opts.diskBytes,
     });
     this.runner = new LocalRunner(opts, this.running, deps);
+    this.spareImages = new SpareImages(join(opts.dataDir, 'workspaces.spare'), opts.diskBytes);
   }
 
   /** `none` when apps share the host's network and file system (development without isolation). */
@@ -109,6 +118,8 @@ export class LocalDeployer implements Deployer {
     await this.opts.pods.sweep(keepSlots);
     const keepNames = new Set([...resume].map((id) => encodeURIComponent(id)));
     await sweepWorkspaces(join(this.opts.dataDir, 'workspaces'), keepNames);
+    await this.spareImages.sweep();
+    this.spareImages.refill();
     for (const name of await readdir(join(this.opts.dataDir, 'suspended')).catch(() => []))
       if (!keepNames.has(name))
         await rm(join(this.opts.dataDir, 'suspended', name), { recursive: true, force: true });
@@ -156,11 +167,9 @@ export class LocalDeployer implements Deployer {
         `isolation: ${this.isolationLevel === 'full' ? 'full (own network namespace, bubblewrap, limits)' : 'NONE: the app shares this machine (development only)'}`,
       );
       ctx.seeds = (await this.opts.seedsFor?.(sandbox)) ?? {};
-      // The workspace (a disk image made and mounted) while the pod is taken and its twins start: none
-      // needs the others.
-      const workspaceMade = removeWorkspace(ctx.workspace).then(() =>
-        createWorkspace(ctx.workspace, this.opts.diskBytes),
-      );
+      // The workspace (a disk image made and mounted; with a spare image, a rename and a mount) while
+      // the pod is taken and its twins start: none needs the others. Whatever was at its path goes first.
+      const workspaceMade = createWorkspace(ctx.workspace, this.opts.diskBytes, { spares: this.spareImages });
       workspaceMade.catch(() => {});
       const pod = await this.acquirePod(sandbox.id, ctx).catch(async (error: unknown) => {
         // Settled before the failure releases the sandbox, so no mount is made after its cleanup.
@@ -196,6 +205,9 @@ export class LocalDeployer implements Deployer {
       };
     } catch (error) {
       throw await this.failed(ctx, error, 'deploy');
+    } finally {
+      // Once the deploy is done, not while it runs: formatting the next spare would compete with it.
+      this.spareImages.refill();
     }
   }
 
@@ -353,7 +365,7 @@ export class LocalDeployer implements Deployer {
       throw new DeployFailure(
         'its workspace is gone (the machine restarted, or the data dir was cleaned): deploy it again',
       );
-    const made = await createWorkspace(workspace, this.opts.diskBytes);
+    const made = await createWorkspace(workspace, this.opts.diskBytes, { spares: this.spareImages });
     await copyTree(suspended, made.dir);
     await rm(suspended, { recursive: true, force: true, maxRetries: 3 });
   }
@@ -521,6 +533,7 @@ export class LocalDeployer implements Deployer {
     await Promise.all(ids.map((id) => this.release(id, { closeLog: true, suspend: keep.has(id) })));
     await Promise.allSettled([...this.releasing.values()]);
     await this.opts.pods.close();
+    await this.spareImages.close();
     // One line that says what a stop leaves on purpose: files in the data directory only, nothing mounted
     // or running (docs/deploy.md, "Teardown, shutdown and restart").
     const kept = (await this.resumeRecords.all()).map((record) => record.sandbox_id);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { chmod, mkdir, open, readdir, rm, rmdir } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { mountPoints } from '../confinement/mounts.ts';
@@ -69,7 +69,7 @@ export function workspaceImageOf(dir: string): string {
 export async function createWorkspace(
   dir: string,
   bytes: number,
-  opts: { kind?: 'disk' | 'tmpfs' } = {},
+  opts: { kind?: 'disk' | 'tmpfs'; spares?: SpareImages } = {},
 ): Promise<Workspace> {
   await removeWorkspace(dir);
   await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
@@ -86,7 +86,9 @@ export async function createWorkspace(
   let noDisk = 'a tmpfs was asked for';
   if (opts.kind !== 'tmpfs') {
     try {
-      await mountDiskImage(dir, bytes);
+      const spare = opts.spares?.take(bytes);
+      if (spare) await mountSpare(dir, spare);
+      else await mountDiskImage(dir, bytes);
       return { dir, enforced: true, kind: 'disk' };
     } catch (error) {
       noDisk = (error as Error).message;
@@ -158,12 +160,11 @@ const MKFS_OPTIONS = [
   'lazy_itable_init=1,lazy_journal_init=1,nodiscard',
 ];
 
-async function mountDiskImage(dir: string, bytes: number): Promise<void> {
+/** A new, empty ext4 image of `bytes` at `image`, sparse: only what is written takes space on disk. */
+async function formatImage(image: string, bytes: number): Promise<void> {
   const h = trustedExecutables();
   for (const name of ['mkfs.ext4', 'losetup'] as const)
     if (!h[name]) throw new DiskWorkspaceError(`\`${name}\` is not installed (Debian: e2fsprogs, mount)`);
-  const image = workspaceImageOf(dir);
-  // Sparse: only what the sandbox writes takes space on the data dir's disk.
   const file = await openImage(image);
   try {
     await file.truncate(Math.max(1024 * 1024, Math.floor(bytes)));
@@ -171,7 +172,35 @@ async function mountDiskImage(dir: string, bytes: number): Promise<void> {
     await file.close();
   }
   await diskStep('mkfs.ext4', h['mkfs.ext4'], [...MKFS_OPTIONS, image]);
-  const device = await attachLoop(image);
+}
+
+async function mountDiskImage(dir: string, bytes: number): Promise<void> {
+  const image = workspaceImageOf(dir);
+  await formatImage(image, bytes);
+  await mountAttached(dir, await attachLoop(image));
+}
+
+/**
+ * A spare image (SpareImages: formatted and attached, never mounted or seen by anything) becomes the
+ * workspace's: renamed to workspaceImageOf(dir), where removeWorkspace finds it and its loop device (the
+ * device follows its file's name), then mounted.
+ */
+async function mountSpare(dir: string, spare: SpareImage): Promise<void> {
+  const image = workspaceImageOf(dir);
+  await mkdir(dirname(image), { recursive: true, mode: 0o700 });
+  try {
+    await rename(spare.image, image);
+  } catch (error) {
+    await detachAll(spare.image);
+    await rm(spare.image, { force: true });
+    throw new DiskWorkspaceError(`taking a spare image failed: ${(error as Error).message}`);
+  }
+  await mountAttached(dir, spare.device);
+}
+
+/** Mounts the ext4 on loop `device` at `dir`, then detaches the device (the kernel frees it at the unmount). */
+async function mountAttached(dir: string, device: string): Promise<void> {
+  const h = trustedExecutables();
   try {
     // noinit_itable: the unused inode tables of a sparse image already read as zeros, so the kernel's
     // background zeroing would only write them out.
@@ -196,6 +225,91 @@ async function openImage(image: string) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw error;
     }
   }
+}
+
+/** An ext4 image formatted and attached to a loop device ahead of demand. */
+interface SpareImage {
+  image: string;
+  device: string;
+  bytes: number;
+}
+
+/**
+ * Workspace images made ahead of demand, like the spare pods: formatted (mkfs) and attached to a loop
+ * device in `dir` (`<dataDir>/workspaces.spare/`), so that a deploy's workspace is a rename and a mount,
+ * two programs fewer on its way to ready. A spare is an empty file system no sandbox has seen; it is taken
+ * once and never comes back. Where no disk image can be made (not root, no loop devices), none is kept
+ * and createWorkspace makes its workspace as before.
+ */
+export class SpareImages {
+  private readonly spares: SpareImage[] = [];
+  private making: Promise<void> | undefined;
+  private stopped = false;
+  private disabled = false;
+  private counter = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly bytes: number,
+    private readonly count = 1,
+  ) {}
+
+  /** Removes spares an earlier run left (their loop devices detached). Call before refill(). */
+  async sweep(): Promise<void> {
+    for (const name of await readdir(this.dir).catch((): string[] => [])) {
+      await detachAll(join(this.dir, name));
+      await rm(join(this.dir, name), { force: true });
+    }
+  }
+
+  /** A spare of `bytes`, if one is ready (call refill() once the deploy that took it is done). */
+  take(bytes: number): SpareImage | undefined {
+    return this.spares[0]?.bytes === bytes ? this.spares.shift() : undefined;
+  }
+
+  /** Makes spares up to the count, one at a time, in the background; a failure stops making them. */
+  refill(): void {
+    if (this.making || this.stopped || this.disabled || process.getuid?.() !== 0) return;
+    this.making = (async () => {
+      while (!this.stopped && this.spares.length < this.count) {
+        const image = join(this.dir, `spare-${process.pid}-${++this.counter}.img`);
+        try {
+          await formatImage(image, this.bytes);
+          const device = await attachLoop(image);
+          if (this.stopped) throw new Error('stopped');
+          this.spares.push({ image, device, bytes: this.bytes });
+        } catch {
+          this.disabled = !this.stopped;
+          await detachAll(image);
+          await rm(image, { force: true });
+          return;
+        }
+      }
+    })().finally(() => (this.making = undefined));
+  }
+
+  /** Resolves once the spares being made (if any) are made: the benchmark's and tests' "warm". */
+  async settled(): Promise<void> {
+    await this.making;
+  }
+
+  /** Stops making spares and removes those there are. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    await this.making;
+    for (const spare of this.spares.splice(0)) {
+      await detachAll(spare.image);
+      await rm(spare.image, { force: true });
+    }
+    await rmdir(this.dir).catch(() => {});
+  }
+}
+
+/** Detaches every loop device whose backing file is `image`. */
+async function detachAll(image: string): Promise<void> {
+  const { losetup } = trustedExecutables();
+  for (const device of loopDevicesOf(image))
+    if (losetup) await run(losetup, ['-d', device], { env: TRUSTED_ENV }).catch(() => {});
 }
 
 /** One attach at a time in this process: two at once would both be told the same free device. */
@@ -274,7 +388,7 @@ function loopDevicesOf(image: string): string[] {
  * device and the image's disk space, only once they exit.
  */
 export async function removeWorkspace(dir: string): Promise<void> {
-  const { umount, losetup } = trustedExecutables();
+  const { umount } = trustedExecutables();
   // A workspace made twice without removal has two mounts stacked: take them all off.
   for (let i = 0; umount && i < 16 && isMountPoint(dir); i++) {
     try {
@@ -286,8 +400,7 @@ export async function removeWorkspace(dir: string): Promise<void> {
   if (isMountPoint(dir)) throw new Error(`could not unmount the workspace ${dir}`);
   const image = workspaceImageOf(dir);
   // Normally autoclear already detached it; a crash between attach and mount leaves one attached.
-  for (const device of loopDevicesOf(image))
-    if (losetup) await run(losetup, ['-d', device], { env: TRUSTED_ENV }).catch(() => {});
+  await detachAll(image);
   // The image before the directory: a crash in between leaves a directory, which a sweep finds.
   await rm(image, { force: true });
   await rmdir(dirname(image)).catch(() => {}); // only once empty
