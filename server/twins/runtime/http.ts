@@ -161,24 +161,101 @@ export function writeResponse(res: ServerResponse, status: number, headers: Head
   res.end(body);
 }
 
-/**
- * The bytes of answers made by `bytesAnswer`, so that the runtime writes them without reading the
- * Response's stream back (a stream read is a chain of promises, per answer). Anyone else may still read the
- * Response as usual; once its body is used, the runtime reads what it is given instead.
- */
-const knownBodies = new WeakMap<Response, Buffer>();
+/** Statuses whose Response may have no body: a byte body with one is refused, as by `new Response`. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
-/** A Response whose body the runtime can take as it was given (see `answerBytes`). */
+/**
+ * A Response made from bytes in hand (`bytesAnswer`). undici's Response wraps a byte body in a
+ * ReadableStream as it is made, which cost about fifteen times a bodiless Response, and the runtime
+ * then read that stream back (a chain of promises): together more than the rest of a twin's answer. This
+ * one keeps the bytes, and the runtime writes them as they are (`answerBytes`). Only when something reads
+ * the body (a driver reshaping another's answer) is a Response with the same status, headers and bytes
+ * made, once, and every read of the body goes to it, so a reader sees what a plain Response would show.
+ */
+export class BytesResponse extends Response {
+  readonly #bytes: Buffer;
+  #reader: Response | undefined;
+
+  constructor(bytes: Buffer, init: ResponseInit) {
+    super(null, init);
+    this.#bytes = bytes;
+  }
+
+  /** The bytes it was made with, while nothing has touched its body; undefined after. */
+  get untouchedBytes(): Buffer | undefined {
+    return this.#reader ? undefined : this.#bytes;
+  }
+
+  /** The Response every read of the body goes to, made on the first. */
+  static #readerOf(self: BytesResponse): Response {
+    self.#reader ??= new Response(self.#bytes, {
+      status: self.status,
+      statusText: self.statusText,
+      headers: self.headers,
+    });
+    return self.#reader;
+  }
+
+  static {
+    // Response's type declares its members as properties, which a class body may not override with
+    // accessors and methods: they are replaced on the prototype instead.
+    const reader = (self: BytesResponse) => BytesResponse.#readerOf(self);
+    const reads = ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text'].filter(
+      (name) => name in Response.prototype,
+    );
+    Object.defineProperties(BytesResponse.prototype, {
+      body: {
+        get(this: BytesResponse) {
+          return reader(this).body;
+        },
+        configurable: true,
+      },
+      bodyUsed: {
+        get(this: BytesResponse) {
+          return this.#reader?.bodyUsed ?? false;
+        },
+        configurable: true,
+      },
+      clone: {
+        value(this: BytesResponse): Response {
+          // A clone of a read body is refused as Response's own clone refuses it.
+          if (this.#reader) return this.#reader.clone();
+          return new BytesResponse(this.#bytes, {
+            status: this.status,
+            statusText: this.statusText,
+            headers: this.headers,
+          });
+        },
+        writable: true,
+        configurable: true,
+      },
+      ...Object.fromEntries(
+        reads.map((name) => [
+          name,
+          {
+            value(this: BytesResponse): Promise<unknown> {
+              return (reader(this) as unknown as Record<string, () => Promise<unknown>>)[name]!();
+            },
+            writable: true,
+            configurable: true,
+          },
+        ]),
+      ),
+    });
+  }
+}
+
+/** A Response whose body the runtime can take as it was given (see `BytesResponse`, `answerBytes`). */
 export function bytesAnswer(body: Buffer, init: ResponseInit): Response {
-  const response = new Response(body, init);
-  knownBodies.set(response, body);
-  return response;
+  // new Response refuses a body with these statuses; so does this, with its own error.
+  if (init.status !== undefined && NULL_BODY_STATUSES.has(init.status)) return new Response(body, init);
+  return new BytesResponse(body, init);
 }
 
 /** The body of a driver's answer, as bytes: those it was made with when `bytesAnswer` made it. */
 export async function answerBytes(response: Response): Promise<Buffer> {
-  const known = knownBodies.get(response);
-  if (known && !response.bodyUsed) return known;
+  const untouched = response instanceof BytesResponse ? response.untouchedBytes : undefined;
+  if (untouched) return untouched;
   return Buffer.from(await response.arrayBuffer());
 }
 
