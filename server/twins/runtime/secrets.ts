@@ -1,4 +1,7 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+// crypto.hash, one call, not createHash's object and its update and digest: a token is checked on every
+// request a twin serves, and the one-shot form took less than half the time (bench/twins).
 
 /** A random token with a vendor-looking prefix, e.g. `sk_test_...`, `ghp_...`, `xoxb-...`. */
 export function randomToken(prefix: string, bytes = 24): string {
@@ -6,7 +9,7 @@ export function randomToken(prefix: string, bytes = 24): string {
 }
 
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /**
@@ -21,8 +24,8 @@ export function tokenMatchesHash(presented: string, expectedHash: string): boole
 
 /** Compares two secrets in constant time (SHA-256 digests of equal length, whatever the inputs' lengths). */
 export function secretEquals(presented: string, expected: string): boolean {
-  const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(expected).digest();
+  const a = hash('sha256', presented, 'buffer');
+  const b = hash('sha256', expected, 'buffer');
   return timingSafeEqual(a, b);
 }
 
@@ -32,7 +35,7 @@ export function secretEquals(presented: string, expected: string): boolean {
  */
 export function isKnownSecret(presented: string, known: Iterable<string>): boolean {
   if (!presented) return false;
-  const digest = createHash('sha256').update(presented).digest();
+  const digest = hash('sha256', presented, 'buffer');
   let found = false;
   for (const candidate of known) {
     const match = timingSafeEqual(digest, knownDigest(candidate));
@@ -52,7 +55,7 @@ function knownDigest(secret: string): Buffer {
   let digest = knownDigests.get(secret);
   if (!digest) {
     if (knownDigests.size >= KNOWN_DIGESTS_MAX) knownDigests.clear();
-    digest = createHash('sha256').update(secret).digest();
+    digest = hash('sha256', secret, 'buffer');
     knownDigests.set(secret, digest);
   }
   return digest;
