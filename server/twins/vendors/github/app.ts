@@ -227,7 +227,24 @@ export function appSecrets(engine: Engine): string[] {
     .all()
     .map((a) => a.private_key)
     .filter((k): k is string => typeof k === 'string')
-    .flatMap((k) => [k, JSON.stringify(k).slice(1, -1)]);
+    .flatMap((k) => [k, jsonEscaped(k)]);
+}
+
+/**
+ * Keys as JSON writes them, made once per key: the request log asks for the secrets on every request, and
+ * escaping a PEM each time was most of that. Bounded like the runtime's digests (runtime/secrets.ts).
+ */
+const escapedKeys = new Map<string, string>();
+const ESCAPED_KEYS_MAX = 1_000;
+
+function jsonEscaped(key: string): string {
+  let escaped = escapedKeys.get(key);
+  if (escaped === undefined) {
+    if (escapedKeys.size >= ESCAPED_KEYS_MAX) escapedKeys.clear();
+    escaped = JSON.stringify(key).slice(1, -1);
+    escapedKeys.set(key, escaped);
+  }
+  return escaped;
 }
 
 /** A JWT's verdict: the app it authenticates, or the 401 GitHub answers. */

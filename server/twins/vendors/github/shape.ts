@@ -5,6 +5,7 @@
  * engine leaves out or types differently), per operation.
  */
 import type { Engine, EngineRecord } from '../../engine/emulate.ts';
+import { bytesAnswer } from '../../runtime/http.ts';
 import {
   callerOf,
   collections,
@@ -403,14 +404,15 @@ export class GitHubShape {
     const orgOwner = text.includes('"type":"Organization"');
     // Most answers need nothing: no fix for the operation, no error, no bracketed login in a URL, no
     // organization as an owner.
+    // Answered as bytes (runtime/http.ts): a Response made from text wraps it in a stream to be read back.
     if (!route && response.status < 400 && !this.bracketedUrl.test(text) && !orgOwner) {
-      return new Response(text, { status: response.status, headers });
+      return bytesAnswer(Buffer.from(text), { status: response.status, headers });
     }
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      return new Response(text, { status: response.status, headers });
+      return bytesAnswer(Buffer.from(text), { status: response.status, headers });
     }
     let status = response.status;
     if (route && status < 300) body = await route.fix(body, route.pattern.exec(path)!, request);
@@ -432,7 +434,7 @@ export class GitHubShape {
     }
     if (orgOwner) fixOrganizationOwners(body, this.baseUrl);
     body = encodeBrackets(body, this.baseUrl);
-    return new Response(JSON.stringify(body), { status, headers });
+    return bytesAnswer(Buffer.from(JSON.stringify(body)), { status, headers });
   }
 
   private hasOrgs(): boolean {
