@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Engine, EngineRecord } from '../../engine/emulate.ts';
+import { bytesAnswer } from '../../runtime/http.ts';
 
 type Json = Record<string, unknown>;
 
@@ -100,7 +101,8 @@ export class SlackShape {
     this.fix(method, body, params, caller);
     const headers = new Headers(response.headers);
     headers.delete('content-length');
-    return new Response(JSON.stringify(body), { status: response.status, headers });
+    // As bytes (runtime/http.ts): a Response made from text wraps it in a stream to be read back.
+    return bytesAnswer(Buffer.from(JSON.stringify(body)), { status: response.status, headers });
   }
 
   private fix(method: string, body: Json, params: Record<string, string>, caller: string | undefined): void {
