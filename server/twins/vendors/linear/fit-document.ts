@@ -82,16 +82,71 @@ export interface FittedRequest {
   original: DocumentNode;
 }
 
+/** What fitting a document to the schema gives before its variables' values count (`fitShape`). */
+interface FittedShape {
+  original: DocumentNode;
+  fitted: DocumentNode;
+  /** The engine's type of each variable passed straight to an argument. */
+  argumentTypes: Map<string, GraphQLInputType>;
+  /** The variables of `fitted` still used. */
+  used: Set<string>;
+}
+
+/** A document fitted for one pattern of null variables (`fitFinal`): printed, and its variables' types. */
+interface FittedFinal {
+  query: string;
+  variableTypes: Array<[string, GraphQLInputType | undefined]>;
+}
+
+/**
+ * Fitted documents by schema and query text (and, for the last steps, the variables left null): the SDK
+ * sends the same few generated documents again and again, and parsing, fitting and printing one cost more
+ * than the rest of the twin's work on a call. Bounded: a client that sends ever new documents starts the
+ * cache over.
+ */
+const shapes = new WeakMap<GraphQLSchema, Map<string, FittedShape | null>>();
+const finals = new WeakMap<FittedShape, Map<string, FittedFinal>>();
+const CACHED_DOCUMENTS_MAX = 500;
+
+function cached<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  if (map.has(key)) return map.get(key)!;
+  if (map.size >= CACHED_DOCUMENTS_MAX) map.clear();
+  const value = make();
+  map.set(key, value);
+  return value;
+}
+
 export function fitDocument(
   schema: GraphQLSchema,
   query: string,
   variables: Record<string, unknown> = {},
 ): FittedRequest | undefined {
+  let bySchema = shapes.get(schema);
+  if (!bySchema) shapes.set(schema, (bySchema = new Map()));
+  const shape = cached(bySchema, query, () => fitShape(schema, query));
+  if (!shape) return undefined;
+  // Which variables whose engine type is non-null are left null: the last steps depend on that alone.
+  let nulls = '';
+  for (const [name, type] of shape.argumentTypes)
+    if (isNonNullType(type) && variables[name] == null) nulls += `${name},`;
+  let byNulls = finals.get(shape);
+  if (!byNulls) finals.set(shape, (byNulls = new Map()));
+  const final = cached(byNulls, nulls, () => fitFinal(schema, shape, variables));
+  const fittedVariables: Record<string, unknown> = {};
+  for (const [name, type] of final.variableTypes) {
+    if (!(name in variables)) continue;
+    fittedVariables[name] = type && getNamedType(type) ? pruneInput(variables[name], type) : variables[name];
+  }
+  return { query: final.query, variables: fittedVariables, original: shape.original };
+}
+
+/** The document parsed and fitted to the schema, as far as that goes without the variables' values. */
+function fitShape(schema: GraphQLSchema, query: string): FittedShape | null {
   let doc: DocumentNode;
   try {
     doc = parse(query);
   } catch {
-    return undefined;
+    return null;
   }
   // Fragments on types the engine lacks, and variables whose types it lacks, go first: what uses them
   // goes with them.
@@ -141,6 +196,18 @@ export function fitDocument(
         : variablesIn(def),
     ),
   );
+  return { original: doc, fitted, argumentTypes, used };
+}
+
+/**
+ * The fitted document with its variables declared with the engine's types (a non-null one made nullable
+ * where the value is null), without the fragments no longer spread, printed.
+ */
+function fitFinal(
+  schema: GraphQLSchema,
+  { fitted, argumentTypes, used }: FittedShape,
+  variables: Record<string, unknown>,
+): FittedFinal {
   let final = visit(fitted, {
     VariableDefinition: (node) => {
       const name = node.variable.name.value;
@@ -161,16 +228,15 @@ export function fitDocument(
     if (unused.length === 0) break;
     final = { ...final, definitions: final.definitions.filter((def) => !unused.includes(def)) };
   }
-  const fittedVariables: Record<string, unknown> = {};
+  const variableTypes: FittedFinal['variableTypes'] = [];
   for (const def of final.definitions) {
     if (def.kind !== Kind.OPERATION_DEFINITION) continue;
     for (const v of def.variableDefinitions ?? []) {
-      const name = v.variable.name.value;
-      if (!(name in variables)) continue;
-      const type = typeFromAST(schema, v.type as never) as GraphQLInputType | undefined;
-      fittedVariables[name] =
-        type && getNamedType(type) ? pruneInput(variables[name], type) : variables[name];
+      variableTypes.push([
+        v.variable.name.value,
+        typeFromAST(schema, v.type as never) as GraphQLInputType | undefined,
+      ]);
     }
   }
-  return { query: print(final), variables: fittedVariables, original: doc };
+  return { query: print(final), variableTypes };
 }
