@@ -6,6 +6,8 @@
  * Clerk instance has (no MFA, no lockout, no image).
  */
 
+import { bytesAnswer } from '../../runtime/http.ts';
+
 type Json = Record<string, unknown>;
 
 /**
@@ -13,7 +15,8 @@ type Json = Record<string, unknown>;
  * (a `; charset` suffix makes it read the errors as text).
  */
 export function clerkJson(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  // As bytes (runtime/http.ts): a Response made from text wraps it in a stream to be read back.
+  return bytesAnswer(Buffer.from(JSON.stringify(body) ?? ''), {
     status,
     headers: { 'content-type': 'application/json', ...headers },
   });
