@@ -9,6 +9,11 @@ export interface Config {
   /** Host name put into app and twin URLs handed to callers. */
   publicHost: string;
   dataDir: string;
+  /**
+   * Where the sandbox pod's bundle is made (server/deploy/pods/pod-bundle.ts), shared by the Twinboxes that
+   * name it; unset: `<dataDir>/pod-bundle`, this Twinbox's own.
+   */
+  podBundleDir: string | undefined;
   /** PostgreSQL store (docs/store.md); unset: the embedded store under `dataDir`. */
   databaseUrl: string | undefined;
   jwtSecret: string | undefined;
@@ -110,6 +115,7 @@ const schema = Joi.object({
   TWINBOX_BIND_HOST: Joi.string().hostname().default('127.0.0.1'),
   TWINBOX_PUBLIC_HOST: Joi.string().hostname().default('127.0.0.1'),
   TWINBOX_DATA_DIR: Joi.string().min(1).default('./.twinbox'),
+  TWINBOX_POD_BUNDLE_DIR: Joi.string().min(1),
   TWINBOX_DATABASE_URL: Joi.string()
     .uri({ scheme: ['postgres', 'postgresql'] })
     .messages({
@@ -260,6 +266,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     bindHost: v.TWINBOX_BIND_HOST,
     publicHost: v.TWINBOX_PUBLIC_HOST,
     dataDir: resolve(v.TWINBOX_DATA_DIR),
+    podBundleDir: v.TWINBOX_POD_BUNDLE_DIR ? resolve(v.TWINBOX_POD_BUNDLE_DIR) : undefined,
     databaseUrl: v.TWINBOX_DATABASE_URL,
     jwtSecret: v.TWINBOX_JWT_SECRET,
     encryptionKey: v.TWINBOX_ENCRYPTION_KEY ? Buffer.from(v.TWINBOX_ENCRYPTION_KEY, 'base64') : undefined,

@@ -86,7 +86,9 @@ export async function createDeployEngine(deps: {
   // The pod's bundle (pod-bundle.ts), made while npm and the host are probed; a failure stops the start
   // (a PodBundleError) rather than every deploy after it.
   const bundleStarted = Date.now();
-  const program = bundlePod(config.dataDir);
+  const program = bundlePod(config.podBundleDir ?? join(config.dataDir, 'pod-bundle'), {
+    shared: config.podBundleDir !== undefined,
+  });
   program.catch(() => {});
   // Names this Twinbox's cgroups and network namespaces: several Twinboxes can share a host (tests do).
   const instance = instanceOf(config.dataDir);

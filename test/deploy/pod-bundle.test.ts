@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readlinkSync, realpathSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../helpers/process.ts';
 
 /**
  * The pod's bundle (server/deploy/pods/pod-bundle.ts): made once per Twinbox with esbuild into its data
- * directory, reused while its inputs are unchanged, plain JavaScript that runs without tsx, and a failure
+ * directory (or a root several Twinboxes share), reused while its inputs are unchanged, plain JavaScript that runs without tsx, and a failure
  * to make it is a PodBundleError, never a fallback.
  */
 
@@ -26,7 +26,7 @@ t.test(
   "the pod's bundle runs as plain JavaScript and is reused while its inputs are unchanged",
   async (t) => {
     const dataDir = await scratch(t, 'twinbox-bundle-');
-    const first = await bundlePod(dataDir);
+    const first = await bundlePod(join(dataDir, 'pod-bundle'));
     t.ok(first.built, 'built on the first start');
     t.ok(existsSync(first.entry), 'the bundle is in the data directory');
     t.equal(first.dir, join(dataDir, 'pod-bundle', first.key));
@@ -43,7 +43,7 @@ t.test(
     t.equal(run.status, 2, 'the pod ran and refused to start without its directories');
     t.match(run.stderr, /TWINBOX_POD_DIR and TWINBOX_POD_STATE_DIR are required/);
 
-    const again = await bundlePod(dataDir);
+    const again = await bundlePod(join(dataDir, 'pod-bundle'));
     t.notOk(again.built, 'the next start reuses it');
     t.same({ key: again.key, entry: again.entry }, { key: first.key, entry: first.entry });
   },
@@ -59,13 +59,13 @@ t.test('a changed input makes a new bundle; the old one goes', async (t) => {
     entry,
     "import { readFileSync } from 'node:fs';\nconst n: number = 1;\nconsole.log(n, import.meta.url, readFileSync(new URL('./data.txt', import.meta.url), 'utf8').trim());\n",
   );
-  const first = await bundlePod(dataDir, entry);
+  const first = await bundlePod(join(dataDir, 'pod-bundle'), { entry });
   const ran = spawnSync(process.execPath, [first.entry], { encoding: 'utf8' });
   t.equal(ran.status, 0, ran.stderr);
   t.equal(ran.stdout.trim(), `1 ${pathToFileURL(entry).href} beside the source`);
 
   await writeFile(entry, 'const n: number = 2;\nconsole.log(n);\n');
-  const second = await bundlePod(dataDir, entry);
+  const second = await bundlePod(join(dataDir, 'pod-bundle'), { entry });
   t.ok(second.built, 'rebuilt');
   t.not(second.key, first.key, 'under a new key');
   t.equal(spawnSync(process.execPath, [second.entry], { encoding: 'utf8' }).stdout.trim(), '2');
@@ -76,11 +76,42 @@ t.test('a changed input makes a new bundle; the old one goes', async (t) => {
   );
 });
 
+t.test(
+  "a root shared by several Twinboxes (TWINBOX_POD_BUNDLE_DIR): one build, and others' bundles stay while in use",
+  async (t) => {
+    const dir = await scratch(t, 'twinbox-bundle-shared-');
+    const root = join(dir, 'shared');
+    const entry = join(dir, 'entry.ts');
+    await writeFile(entry, 'const n: number = 3;\nconsole.log(n);\n');
+    // Bundles of other sources that other Twinboxes made: one started from just now, one unused for 2 hours.
+    await mkdir(join(root, 'inuse0000000000'), { recursive: true });
+    await mkdir(join(root, 'stale0000000000'), { recursive: true });
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await utimes(join(root, 'stale0000000000'), twoHoursAgo, twoHoursAgo);
+
+    // Two Twinboxes starting at once over the same sources.
+    const [a, b] = await Promise.all([
+      bundlePod(root, { entry, shared: true }),
+      bundlePod(root, { entry, shared: true }),
+    ]);
+    t.equal(a.key, b.key, 'the same key');
+    t.equal(a.entry, b.entry, 'the same bundle');
+    t.equal(spawnSync(process.execPath, [a.entry], { encoding: 'utf8' }).stdout.trim(), '3', 'and it runs');
+    const later = await bundlePod(root, { entry, shared: true });
+    t.notOk(later.built, 'a later start reuses it');
+    t.same(
+      (await readdir(root)).sort(),
+      [a.key, 'inuse0000000000', 'manifest.json'].sort(),
+      'no staging left; the bundle in use stays, the one unused for two hours goes',
+    );
+  },
+);
+
 t.test('a pod that cannot be bundled: a PodBundleError, and no pod starts', async (t) => {
   const dir = await scratch(t, 'twinbox-bundle-bad-');
   const entry = join(dir, 'entry.ts');
   await writeFile(entry, "import { nothing } from './missing.ts';\nconsole.log(nothing);\n");
-  const error = await bundlePod(join(dir, 'data'), entry).catch((e: unknown) => e);
+  const error = await bundlePod(join(dir, 'data', 'pod-bundle'), { entry }).catch((e: unknown) => e);
   t.ok(error instanceof PodBundleError, 'typed');
   t.match(
     (error as Error).message,
@@ -95,7 +126,7 @@ t.test('a pod that cannot be bundled: a PodBundleError, and no pod starts', asyn
     memoryBytes: 256 * 1024 * 1024,
     twinBodyBytes: 1024 * 1024,
     logger: pino({ level: 'silent' }),
-    program: bundlePod(join(dir, 'data'), entry),
+    program: bundlePod(join(dir, 'data', 'pod-bundle'), { entry }),
   });
   t.teardown(() => pods.close());
   const refused = await pods.acquire('sb-1', ['github']).catch((e: unknown) => e);

@@ -45,7 +45,7 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
   const dir = await mkdtemp(join(tmpdir(), 'twinbox-pod-protocol-'));
   t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
   // The pod as Twinbox runs it: its bundle, plain JavaScript, no TypeScript loader.
-  const program = await bundlePod(join(dir, 'data'));
+  const program = await bundlePod(join(dir, 'data', 'pod-bundle'));
   const pod = spawn(process.execPath, [program.entry], {
     cwd: REPO_ROOT,
     env: {

@@ -1,8 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * One pod bundle (server/deploy/pods/pod-bundle.ts) for every Twinbox the tests start, instead of one per
+ * fresh data dir: the same sources make the same bundle, and each build costs 1-2 CPU-seconds, which the
+ * suite (CPU-bound on 2 cores) paid for some 80 Twinboxes.
+ */
+export const TEST_POD_BUNDLE_DIR = join(tmpdir(), 'twinbox-test-pod-bundle');
 
 export interface TwinboxProcess {
   child: ChildProcess;
@@ -26,6 +35,7 @@ export async function spawnTwinbox(t: Test, env: Record<string, string>): Promis
       NODE_ENV: 'development',
       // These tests are about the process (start, restart, locks), not deploys: no GitHub to fetch from.
       TWINBOX_DEPLOY_ENGINE: 'none',
+      TWINBOX_POD_BUNDLE_DIR: TEST_POD_BUNDLE_DIR,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,6 +9,7 @@ import { createLogger } from '../../server/logger.ts';
 import { createTwinbox, type Twinbox, type TwinboxOptions } from '../../server/twinbox.ts';
 import type { Plan } from '../../server/store/records.ts';
 import { schemaForDataDir } from './postgres.ts';
+import { TEST_POD_BUNDLE_DIR } from './process.ts';
 
 export async function tempDir(t: Test, prefix = 'twinbox-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
@@ -53,6 +54,7 @@ export async function startTestTwinbox(
     LOG_LEVEL: 'info',
     // API tests see sandboxes stay queued; deploy tests turn the engine on with TWINBOX_DEPLOY_ENGINE=local.
     TWINBOX_DEPLOY_ENGINE: 'none',
+    TWINBOX_POD_BUNDLE_DIR: TEST_POD_BUNDLE_DIR,
     // Most tests make more sandboxes than a free account may hold at once; the quota tests set their own.
     TWINBOX_SANDBOX_QUOTA_FREE: '1000',
     TWINBOX_SANDBOX_QUOTA_PRO: '1000',

@@ -1,6 +1,18 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, version as esbuildVersion, type Message, type Plugin } from 'esbuild';
@@ -36,6 +48,13 @@ export interface PodProgram {
   key: string;
   /** False when a bundle of the same key was already in the data directory. */
   built: boolean;
+}
+
+export interface BundleOptions {
+  /** The pod's entry module; tests bundle small programs of their own. */
+  entry?: string;
+  /** Other Twinboxes use `root` too (TWINBOX_POD_BUNDLE_DIR): keep their bundles of other sources a while. */
+  shared?: boolean;
 }
 
 interface Manifest {
@@ -88,15 +107,46 @@ function describe(messages: Message[]): string {
     .join('; ');
 }
 
+/** How long a bundle of other sources stays after its last use: a Twinbox sharing the root may run it. */
+const KEEP_UNUSED_MS = 60 * 60 * 1000;
+
+/** Marks a key's directory as used now, so that sweep() leaves it to the Twinboxes that run it. */
+async function touch(dir: string): Promise<void> {
+  const now = new Date();
+  await utimes(dir, now, now).catch(() => {});
+}
+
 /**
- * The pod and the twins it loads as one ES module under `<dataDir>/pod-bundle/<key>/`, made with esbuild
- * once per Twinbox (at its start) so that no pod start compiles TypeScript. The key hashes every input
- * file and esbuild's version: a start whose sources are unchanged reuses the bundle without
- * building. Packages stay resolvable from the bundle through a `node_modules` link to the checkout's.
- * Rejects with a PodBundleError.
+ * Removes the bundles of earlier sources and staging left by a crash. In a root of its own a Twinbox's pods
+ * never run them (they start after this): all go. In a shared one another Twinbox may, so only what nobody
+ * has started from for `keepMs` goes.
  */
-export async function bundlePod(dataDir: string, entry: string = POD_MAIN): Promise<PodProgram> {
-  const root = join(dataDir, 'pod-bundle');
+async function sweep(root: string, key: string, keepMs: number): Promise<void> {
+  const before = Date.now() - keepMs;
+  for (const name of await readdir(root)) {
+    if (name === key || name === 'manifest.json' || name.endsWith('.tmp')) continue;
+    const path = join(root, name);
+    const modified = await stat(path).then(
+      (s) => s.mtimeMs,
+      () => Date.now(),
+    );
+    if (modified <= before) await rm(path, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The pod and the twins it loads as one ES module under `<root>/<key>/`, made with esbuild once per
+ * Twinbox (at its start) so that no pod start compiles TypeScript. `root` is `<dataDir>/pod-bundle` unless
+ * TWINBOX_POD_BUNDLE_DIR names one that several Twinboxes of one checkout share (the tests do: each of
+ * their Twinboxes has a fresh data dir, and would otherwise each spend 1-2 CPU-seconds on the same bundle).
+ * The key hashes every input file and esbuild's version: a start whose sources are unchanged reuses the
+ * bundle without building. A key's directory appears whole (a rename) and is never rewritten, so a Twinbox
+ * whose pods run from it never sees it change; two that build the same key at once keep the first. Packages
+ * stay resolvable from the bundle through a `node_modules` link to the checkout's. Rejects with a
+ * PodBundleError.
+ */
+export async function bundlePod(root: string, options: BundleOptions = {}): Promise<PodProgram> {
+  const { entry = POD_MAIN, shared = false } = options;
   const manifestPath = join(root, 'manifest.json');
   try {
     const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Manifest;
@@ -105,8 +155,10 @@ export async function bundlePod(dataDir: string, entry: string = POD_MAIN): Prom
       manifest.inputs.length &&
       existsSync(join(dir, 'main.mjs')) &&
       keyOf(manifest.inputs) === manifest.key
-    )
+    ) {
+      await touch(dir);
       return { entry: join(dir, 'main.mjs'), dir, key: manifest.key, built: false };
+    }
   } catch {
     // no bundle yet, or an unreadable manifest: build one
   }
@@ -146,25 +198,36 @@ export async function bundlePod(dataDir: string, entry: string = POD_MAIN): Prom
   if (!key) throw new PodBundleError('an input changed while it was being bundled; start again');
 
   const dir = join(root, key);
+  let built = true;
   try {
     await mkdir(root, { recursive: true, mode: 0o700 });
-    const staging = join(root, `.staging-${process.pid}-${Date.now()}`);
-    await rm(staging, { recursive: true, force: true });
-    await mkdir(staging, { mode: 0o755 });
-    await writeFile(join(staging, 'main.mjs'), output.contents, { mode: 0o644 });
-    // Bare imports in the bundle (the external packages) resolve through here to the checkout's packages.
-    await symlink(realpathSync(join(REPO_ROOT, 'node_modules')), join(staging, 'node_modules'), 'dir');
-    await rm(dir, { recursive: true, force: true });
-    await rename(staging, dir);
+    if (existsSync(join(dir, 'main.mjs'))) {
+      // Another Twinbox sharing the root made this key meanwhile: the same bytes, already in use.
+      built = false;
+      await touch(dir);
+    } else {
+      // A name of its own even for two builds in one process at one millisecond.
+      const staging = await mkdtemp(join(root, '.staging-'));
+      await chmod(staging, 0o755);
+      await writeFile(join(staging, 'main.mjs'), output.contents, { mode: 0o644 });
+      // Bare imports in the bundle (the external packages) resolve through here to the checkout's packages.
+      await symlink(realpathSync(join(REPO_ROOT, 'node_modules')), join(staging, 'node_modules'), 'dir');
+      try {
+        await rename(staging, dir);
+      } catch (error) {
+        // Lost a race to a Twinbox building the same key: keep its directory, drop ours.
+        await rm(staging, { recursive: true, force: true });
+        if (!existsSync(join(dir, 'main.mjs'))) throw error;
+        built = false;
+      }
+    }
     const manifest: Manifest = { key, inputs };
-    await writeFile(`${manifestPath}.tmp`, JSON.stringify(manifest));
-    await rename(`${manifestPath}.tmp`, manifestPath);
-    // Bundles of earlier sources: no pod of this Twinbox runs them (pods start after this).
-    for (const name of await readdir(root))
-      if (name !== key && name !== 'manifest.json')
-        await rm(join(root, name), { recursive: true, force: true });
+    const staged = `${manifestPath}.${process.pid}-${randomUUID()}.tmp`;
+    await writeFile(staged, JSON.stringify(manifest));
+    await rename(staged, manifestPath);
+    await sweep(root, key, shared ? KEEP_UNUSED_MS : 0);
   } catch (error) {
     throw new PodBundleError(`writing it under ${root}: ${(error as Error).message}`, { cause: error });
   }
-  return { entry: join(dir, 'main.mjs'), dir, key, built: true };
+  return { entry: join(dir, 'main.mjs'), dir, key, built };
 }

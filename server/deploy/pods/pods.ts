@@ -206,7 +206,7 @@ export class PodManager {
 
   /** The bundle pods run, made once (pod-bundle.ts). */
   private podProgram(): Promise<PodProgram> {
-    return (this.program ??= bundlePod(this.opts.dataDir));
+    return (this.program ??= bundlePod(join(this.opts.dataDir, 'pod-bundle')));
   }
 
   get network(): 'own' | 'host' {
