@@ -5,16 +5,22 @@
  * `mongoDBMajorVersion` on Atlas).
  */
 
-/** A successful Admin API answer of the engine in Atlas's shape; `orgId` is the instance's organization. */
+import { bytesAnswer } from '../../runtime/http.ts';
+
+/**
+ * A successful Admin API answer of the engine in Atlas's shape; `orgId` is the instance's organization.
+ * The engine writes its answers with JSON.stringify, where a field is always `"name":value` with nothing
+ * between, and a quote inside a string is always escaped: so the two values are changed in the text, as
+ * JSON.parse with a reviver and JSON.stringify after it changed them, without reading the document into
+ * objects and writing it again (that was most of the twin's own time on a read).
+ */
 export async function toAtlasResponse(response: Response, orgId: string): Promise<Response> {
   if (!response.headers.get('content-type')?.includes('json')) return response;
   const text = await response.text();
   if (!text) return new Response(null, { status: response.status, headers: response.headers });
-  const body = JSON.parse(text, (key, value: unknown) => {
-    if (key === 'orgId' && value === 'default_org') return orgId;
-    if (key === 'mongoDBVersion' && typeof value === 'string' && /^\d+\.\d+$/.test(value))
-      return `${value}.0`;
-    return value;
-  }) as unknown;
-  return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+  const fixed = text
+    .replaceAll('"orgId":"default_org"', () => `"orgId":${JSON.stringify(orgId)}`)
+    .replace(/"mongoDBVersion":"(\d+\.\d+)"/g, '"mongoDBVersion":"$1.0"');
+  // As bytes (runtime/http.ts): a Response made from text wraps it in a stream to be read back.
+  return bytesAnswer(Buffer.from(fixed), { status: response.status, headers: response.headers });
 }
