@@ -161,6 +161,7 @@ export class LocalDeployer implements Deployer {
     if (sandbox.kind === 'twins') return this.deployTwinSet(sandbox, signal);
     const { ctx, timings } = await this.contextFor(sandbox, signal);
     const { log } = ctx;
+    let recorded: Promise<void> | undefined;
     try {
       log.note(`deploying ${sandbox.repo} ${sandbox.pr_url ?? `branch ${sandbox.branch}`}`);
       log.note(
@@ -183,16 +184,28 @@ export class LocalDeployer implements Deployer {
       const workspace = await workspaceMade;
       if (!workspace.enforced) log.note(`workspace size is not capped here: ${workspace.reason}`);
       else if (workspace.reason) log.note(`workspace: ${workspace.reason}`);
+      const writeRecord = () =>
+        this.resumeRecords.write({
+          format: 1,
+          sandbox_id: sandbox.id,
+          pod_slot: pod.slot,
+          profile: ctx.profile!,
+          twin_urls: Object.fromEntries(Object.entries(ctx.twins!).map(([name, e]) => [name, e.base_url])),
+          read_only: ctx.readOnly,
+          deployed_at: new Date().toISOString(),
+        });
+      // What a restart needs is known once the app starts (profile, twins, cached paths): the record is
+      // written (and fsynced) while the app starts, not after its health check. Awaited before the deploy
+      // ends either way, so it is durable before `ready`, and a failure's release removes it after it.
+      const observe = ctx.onStep;
+      ctx.onStep = (...step) => {
+        observe?.(...step);
+        if (step[0] !== 'start' || step[1] !== 'started') return;
+        recorded = writeRecord();
+        recorded.catch(() => {}); // awaited below; not unhandled meanwhile
+      };
       await runPipeline(ctx, this.runner, timings, DEPLOY_STEPS);
-      await this.resumeRecords.write({
-        format: 1,
-        sandbox_id: sandbox.id,
-        pod_slot: pod.slot,
-        profile: ctx.profile!,
-        twin_urls: Object.fromEntries(Object.entries(ctx.twins!).map(([name, e]) => [name, e.base_url])),
-        read_only: ctx.readOnly,
-        deployed_at: new Date().toISOString(),
-      });
+      await (recorded ?? writeRecord());
       this.deployed.add(sandbox.id);
       this.watch(sandbox.id, ctx.app!, ctx.logsHint);
       log.note(`ready in ${timings.total} ms ${JSON.stringify(timings)}`);
@@ -204,6 +217,7 @@ export class LocalDeployer implements Deployer {
         isolation: this.isolationLevel,
       };
     } catch (error) {
+      await recorded?.catch(() => {});
       throw await this.failed(ctx, error, 'deploy');
     } finally {
       // Once the deploy is done, not while it runs: formatting the next spare would compete with it.
