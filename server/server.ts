@@ -13,6 +13,7 @@ import { BEARER, bearerAuth } from './auth/bearer.ts';
 import { decorateErrorBody, validationFailAction } from './errors.ts';
 import { guardClientErrors } from './http/client-errors.ts';
 import { sandboxRoutes, type AppLogReader } from './sandboxes/routes.ts';
+import { hotSandboxRead } from './sandboxes/hot-read.ts';
 import { twinCatalogRoutes } from './twin-catalog/routes.ts';
 import { twinSetRoutes } from './twin-sets/routes.ts';
 import { openApiRoute } from './http/openapi.ts';
@@ -124,6 +125,17 @@ export async function mountApi(server: Hapi.Server, deps: ApiDeps): Promise<void
   await server.register({
     plugin: sandboxRoutes,
     options: { sandboxes: deps.sandboxes, appLogs: deps.appLogs },
+  });
+  // GET /sandboxes/{id}, the read clients poll, answered in front of hapi's lifecycle (hot-read.ts).
+  await server.register({
+    plugin: hotSandboxRead,
+    options: {
+      sandboxes: deps.sandboxes,
+      store: deps.store,
+      apiKeys: deps.apiKeys,
+      sessions: deps.sessions,
+      logger: deps.logger,
+    },
   });
   await server.register({
     plugin: twinSetRoutes,

@@ -43,19 +43,50 @@ export interface BearerOptions {
   adminToken: string | undefined;
 }
 
+/** The caller an accepted bearer token stands for. */
+export interface BearerCredentials {
+  account: AccountRecord;
+  tokenType: TokenType;
+}
+
+/**
+ * The check behind the `twinbox-bearer` strategy, as a function of the token: an API key, else a JWT
+ * session. Refuses with the 401 the API answers. The hot read (server/sandboxes/hot-read.ts) calls the
+ * same function, so a token is accepted there exactly when hapi's strategy accepts it.
+ */
+export function bearerCredentials(
+  options: Pick<BearerOptions, 'store' | 'apiKeys' | 'sessions'>,
+): (token: string) => Promise<BearerCredentials> {
+  const { apiKeys } = options;
+  return async (token) => {
+    if (looksLikeApiKey(token)) {
+      const account = await apiKeys.authenticate(token);
+      if (!account) throw unauthorized('Invalid API key: it is unknown, revoked or mistyped.');
+      return { account, tokenType: 'api_key' };
+    }
+    return { account: await sessionAccount(options, token), tokenType: 'session' };
+  };
+}
+
+/** An unverified account can hold no session, whoever minted the token. */
+async function sessionAccount(
+  { store, sessions }: Pick<BearerOptions, 'store' | 'sessions'>,
+  token: string,
+): Promise<AccountRecord> {
+  const claims = await sessions.verify(token);
+  const account = claims && (await store.accounts.get(claims.accountId));
+  if (!account || account.email_verified === false) throw unauthorized('Invalid or expired session token.');
+  return account;
+}
+
 export const bearerAuth: Plugin<BearerOptions> = {
   name: 'twinbox-bearer-auth',
-  register(server, { store, apiKeys, sessions, adminToken }) {
+  register(server, options) {
+    const { adminToken } = options;
+    const credentialsOf = bearerCredentials(options);
     server.auth.scheme(BEARER, () => ({
       async authenticate(request: Request, h: ResponseToolkit) {
-        const token = bearerToken(request);
-        if (looksLikeApiKey(token)) {
-          const account = await apiKeys.authenticate(token);
-          if (!account) throw unauthorized('Invalid API key: it is unknown, revoked or mistyped.');
-          return h.authenticated({ credentials: { user: { account, tokenType: 'api_key' } } });
-        }
-        const account = await sessionAccount(token);
-        return h.authenticated({ credentials: { user: { account, tokenType: 'session' } } });
+        return h.authenticated({ credentials: { user: await credentialsOf(bearerToken(request)) } });
       },
     }));
     server.auth.strategy(BEARER, BEARER);
@@ -68,20 +99,11 @@ export const bearerAuth: Plugin<BearerOptions> = {
             'This endpoint needs a session token (JWT) from sign-in; API keys are not accepted.',
           );
         }
-        const account = await sessionAccount(token);
+        const account = await sessionAccount(options, token);
         return h.authenticated({ credentials: { user: { account, tokenType: 'session' } } });
       },
     }));
     server.auth.strategy(SESSION, SESSION);
-
-    /** An unverified account can hold no session, whoever minted the token. */
-    async function sessionAccount(token: string): Promise<AccountRecord> {
-      const claims = await sessions.verify(token);
-      const account = claims && (await store.accounts.get(claims.accountId));
-      if (!account || account.email_verified === false)
-        throw unauthorized('Invalid or expired session token.');
-      return account;
-    }
 
     if (adminToken) {
       const expected = digest(adminToken);
