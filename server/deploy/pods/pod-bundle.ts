@@ -65,7 +65,9 @@ interface Manifest {
 
 /** The key of a bundle made from `inputs` (relative to the checkout), or undefined when one is gone. */
 function keyOf(inputs: string[]): string | undefined {
-  const hash = createHash('sha256').update(`${esbuildVersion}\0${FORMAT}\0`);
+  // The checkout's own path too: a bundle names its files (import.meta.url) and packages (node_modules)
+  // by absolute path, so two checkouts of the same sources sharing a root need bundles of their own.
+  const hash = createHash('sha256').update(`${esbuildVersion}\0${FORMAT}\0${REPO_ROOT}\0`);
   for (const input of inputs) {
     let bytes: Buffer;
     try {
@@ -137,10 +139,10 @@ async function sweep(root: string, key: string, keepMs: number): Promise<void> {
 /**
  * The pod and the twins it loads as one ES module under `<root>/<key>/`, made with esbuild once per
  * Twinbox (at its start) so that no pod start compiles TypeScript. `root` is `<dataDir>/pod-bundle` unless
- * TWINBOX_POD_BUNDLE_DIR names one that several Twinboxes of one checkout share (the tests do: each of
- * their Twinboxes has a fresh data dir, and would otherwise each spend 1-2 CPU-seconds on the same bundle).
- * The key hashes every input file and esbuild's version: a start whose sources are unchanged reuses the
- * bundle without building. A key's directory appears whole (a rename) and is never rewritten, so a Twinbox
+ * TWINBOX_POD_BUNDLE_DIR names one that several Twinboxes share (the tests do: each of their Twinboxes
+ * has a fresh data dir, and would otherwise each spend 1-2 CPU-seconds on the same bundle). The key
+ * hashes every input file, esbuild's version and the checkout's path: a start whose sources are
+ * unchanged reuses the bundle without building. A key's directory appears whole (a rename) and is never rewritten, so a Twinbox
  * whose pods run from it never sees it change; two that build the same key at once keep the first. Packages
  * stay resolvable from the bundle through a `node_modules` link to the checkout's. Rejects with a
  * PodBundleError.
@@ -149,15 +151,14 @@ export async function bundlePod(root: string, options: BundleOptions = {}): Prom
   const { entry = POD_MAIN, shared = false } = options;
   const manifestPath = join(root, 'manifest.json');
   try {
+    // The last build's list of inputs, hashed as this checkout has them now: a directory of that key is a
+    // bundle of exactly these sources, whichever Twinbox sharing the root made it.
     const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Manifest;
-    const dir = join(root, manifest.key);
-    if (
-      manifest.inputs.length &&
-      existsSync(join(dir, 'main.mjs')) &&
-      keyOf(manifest.inputs) === manifest.key
-    ) {
+    const key = manifest.inputs.length ? keyOf(manifest.inputs) : undefined;
+    const dir = key && join(root, key);
+    if (key && dir && existsSync(join(dir, 'main.mjs'))) {
       await touch(dir);
-      return { entry: join(dir, 'main.mjs'), dir, key: manifest.key, built: false };
+      return { entry: join(dir, 'main.mjs'), dir, key, built: false };
     }
   } catch {
     // no bundle yet, or an unreadable manifest: build one
