@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
+// Before undici: the process's built-in fetch keeps Node's own dispatcher (see the module).
+import './node-fetch-first.ts';
 import { Pool, type Dispatcher } from 'undici';
 import { forwardRawResponseHeaders, upstreamRequestHeaders } from './headers.ts';
 

@@ -1,0 +1,49 @@
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../helpers/process.ts';
+
+/**
+ * Twinbox's router imports the undici package, which takes over the process's global fetch dispatcher
+ * when nothing set one first; Node 20's own fetch then failed every request with a Content-Length header
+ * (the Stripe SDK's POSTs in a process running Twinbox). server/router/node-fetch-first.ts keeps Node's
+ * own. Each case runs in a fresh process, whose globals nothing else touched first.
+ */
+
+const PROBE = `
+import http from 'node:http';
+const srv = http.createServer((q, s) => { let b = ''; q.on('data', (c) => (b += c)); q.on('end', () => s.end('got ' + b)); });
+await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+await import(process.env.MODULE);
+const url = 'http://127.0.0.1:' + srv.address().port + '/';
+const answer = await fetch(url, { method: 'POST', body: 'hello', headers: { 'Content-Length': '5' } })
+  .then((r) => r.text())
+  .catch((e) => 'failed: ' + (e.cause?.message ?? e.message));
+srv.close();
+process.stdout.write(answer);
+`;
+
+function postAfterImporting(module: string): string {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', PROBE], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, MODULE: module },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  t.equal(run.status, 0, run.stderr);
+  return run.stdout;
+}
+
+t.test("the router's upstream module leaves the built-in fetch working", async (t) => {
+  const upstream = pathToFileURL(join(REPO_ROOT, 'server/router/upstream.ts')).href;
+  t.equal(
+    postAfterImporting(upstream),
+    'got hello',
+    'a POST with a Content-Length header after importing it',
+  );
+});
+
+t.test('the control: the undici package alone breaks that POST, so the case above can fail', async (t) => {
+  t.match(postAfterImporting('undici'), /^failed: invalid content-length header/);
+});
