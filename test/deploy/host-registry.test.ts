@@ -1,5 +1,5 @@
 import t from 'tap';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,6 +11,12 @@ import { HostRegistry, processStart, type InstanceEntry } from '../../server/dep
 import { netnsPrefixOf } from '../../server/deploy/confinement/netns.ts';
 import { missingPart } from '../helpers/ci.ts';
 import { namespacesWith } from '../helpers/leftovers.ts';
+import { until } from '../helpers/deploy.ts';
+
+function namespacePidCount(netns: string): number {
+  const out = spawnSync('ip', ['netns', 'pids', netns], { encoding: 'utf8' }).stdout ?? '';
+  return out.split('\n').filter(Boolean).length;
+}
 
 /**
  * The host registry's rule (server/deploy/confinement/leftovers.ts), on a registry of this test's own: a start sweeps
@@ -55,11 +61,21 @@ t.test('a start sweeps only Twinboxes whose owner is dead and whose data directo
     writeFileSync(join(registry, `${instance}.json`), JSON.stringify(record));
     return { instance, netns, cgroup, file: join(registry, `${instance}.json`) };
   };
+  // Other test files start Twinboxes meanwhile, and a start deletes every empty `tb-` namespace that the
+  // host's real registry does not name (this registry is the test's own): a process inside each namespace
+  // that must stay keeps those sweeps off it, so only the sweep under test decides.
+  const occupy = (netns: string) => {
+    const sleeper = spawn('ip', ['netns', 'exec', netns, 'sleep', '600'], { stdio: 'ignore' });
+    t.teardown(() => void sleeper.kill('SIGKILL'));
+    return until(() => namespacePidCount(netns) > 0, `a process in ${netns}`);
+  };
   const self = { pid: process.pid, start: processStart(process.pid)! };
   const gone = entry('gone', { pid: deadPid, start: '1' }, false);
   const reused = entry('reused', { pid: process.pid, start: `${self.start}0` }, false);
   const kept = entry('kept', { pid: deadPid, start: '1' }, true);
   const live = entry('live', self, false);
+  await occupy(kept.netns);
+  await occupy(live.netns);
 
   const sweep = await new HostRegistry({
     instance: randomBytes(8).toString('hex'),
