@@ -1,13 +1,9 @@
 // Keys and accounts are cached in each process on PostgreSQL (server/store/postgres/changes.ts): a revoke
 // in one Twinbox process must stop the key in every other at once, not when a cache entry ages out.
 import t from 'tap';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { ApiKeys } from '../../server/auth/api-keys.ts';
-import { openPostgresStore } from '../../server/store/postgres/store.ts';
-import { freshSchema, postgresSkip } from '../helpers/postgres.ts';
-import { spawnTwinbox } from '../helpers/process.ts';
-import { tempDir } from '../helpers/twinbox.ts';
+import { postgresSkip } from '../helpers/postgres.ts';
+import { twinboxesOnOneDatabase } from '../helpers/postgres-processes.ts';
 
 const skip = await postgresSkip();
 
@@ -15,18 +11,7 @@ t.test(
   'two Twinbox processes on one database: a key revoked in one is refused by both at once',
   { skip },
   async (t) => {
-    const { url } = await freshSchema();
-    const dirA = await tempDir(t);
-    const a = await spawnTwinbox(t, { TWINBOX_DATA_DIR: dirA, TWINBOX_DATABASE_URL: url, LOG_LEVEL: 'warn' });
-    const b = await spawnTwinbox(t, {
-      TWINBOX_DATA_DIR: await tempDir(t),
-      TWINBOX_DATABASE_URL: url,
-      LOG_LEVEL: 'warn',
-    });
-    const ownerKey = (await readFile(join(dirA, 'dev-api-key'), 'utf8')).trim();
-    // A third process's view of the same database: this test's own store, cached as the servers' are.
-    const store = await openPostgresStore({ url });
-    t.teardown(() => store.close());
+    const { a, b, key: ownerKey, store } = await twinboxesOnOneDatabase(t);
     const keys = new ApiKeys(store);
     const owner = (await keys.authenticate(ownerKey))!;
     t.ok(owner, 'the local owner key works here too');

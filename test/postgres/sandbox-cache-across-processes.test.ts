@@ -2,12 +2,8 @@
 // GET /sandboxes/{id}: a change written by any process must be what every other process answers with at
 // once, not when a cache entry ages out.
 import t from 'tap';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { openPostgresStore } from '../../server/store/postgres/store.ts';
-import { freshSchema, postgresSkip } from '../helpers/postgres.ts';
-import { spawnTwinbox } from '../helpers/process.ts';
-import { tempDir } from '../helpers/twinbox.ts';
+import { postgresSkip } from '../helpers/postgres.ts';
+import { twinboxesOnOneDatabase } from '../helpers/postgres-processes.ts';
 
 const skip = await postgresSkip();
 
@@ -15,19 +11,8 @@ t.test(
   'two Twinbox processes on one database: a sandbox changed by one is answered changed by both at once',
   { skip },
   async (t) => {
-    const { url } = await freshSchema();
-    const dirA = await tempDir(t);
-    const a = await spawnTwinbox(t, { TWINBOX_DATA_DIR: dirA, TWINBOX_DATABASE_URL: url, LOG_LEVEL: 'warn' });
-    const b = await spawnTwinbox(t, {
-      TWINBOX_DATA_DIR: await tempDir(t),
-      TWINBOX_DATABASE_URL: url,
-      LOG_LEVEL: 'warn',
-    });
-    const key = (await readFile(join(dirA, 'dev-api-key'), 'utf8')).trim();
+    const { a, b, key, store } = await twinboxesOnOneDatabase(t);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    // A third process's view of the same database (a runner's lifecycle writes sandboxes this way).
-    const store = await openPostgresStore({ url });
-    t.teardown(() => store.close());
 
     const created = await fetch(`${a.baseUrl}/sandboxes`, {
       method: 'POST',
