@@ -1,5 +1,5 @@
 import t from 'tap';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { trustedExecutables } from '../../server/deploy/confinement/trusted-executables.ts';
@@ -11,23 +11,11 @@ import {
   workspaceImageOf,
 } from '../../server/deploy/steps/workspace.ts';
 import { missingPart } from '../helpers/ci.ts';
+import { loopsOf } from '../helpers/leftovers.ts';
 import { tempDir } from '../helpers/twinbox.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
 
 const MiB = 1024 * 1024;
-
-/** Loop devices attached to `image` (also once it is renamed: the kernel follows the file). */
-function loopsOf(image: string): string[] {
-  return readdirSync('/sys/block')
-    .filter((name) => name.startsWith('loop'))
-    .filter((name) => {
-      try {
-        return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').trim().startsWith(image);
-      } catch {
-        return false;
-      }
-    });
-}
 
 t.test('a spare image becomes a workspace: taken once, empty, capped, cleaned up like any', async (t) => {
   if (!requireHost(t, { root: true })) return;

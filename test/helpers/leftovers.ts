@@ -119,3 +119,19 @@ export function hostCounts(entry: Pick<InstanceEntry, 'data_dir' | 'netns_prefix
 }
 
 export const NOTHING: HostCounts = { namespaces: [], mounts: [], cgroups: [], processes: [] };
+
+/**
+ * The loop devices backed by `image`. The kernel names the backing file, and follows it when it is
+ * renamed; it marks it "(deleted)" once it is unlinked.
+ */
+export function loopsOf(image: string): string[] {
+  return readdirSync('/sys/block')
+    .filter((name) => name.startsWith('loop'))
+    .filter((name) => {
+      try {
+        return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').trim().startsWith(image);
+      } catch {
+        return false;
+      }
+    });
+}

@@ -14,6 +14,7 @@ import {
   workspaceImageOf,
 } from '../../server/deploy/steps/workspace.ts';
 import { missingPart } from '../helpers/ci.ts';
+import { loopsOf } from '../helpers/leftovers.ts';
 import { call, createUser, tempDir } from '../helpers/twinbox.ts';
 import { deploySandbox, deployingTwinbox, githubToDeployFrom, until } from '../helpers/deploy.ts';
 import { requireHost } from './isolation-fixtures.ts';
@@ -85,19 +86,6 @@ function anonBytes(cg: { dir: string; version: 'v1' | 'v2' }): number {
 function oomKills(cg: { dir: string; version: 'v1' | 'v2' }): number {
   const file = join(cg.dir, cg.version === 'v1' ? 'memory.oom_control' : 'memory.events');
   return keyed(file, 'oom_kill') ?? 0;
-}
-
-/** The loop devices backed by `image` (the kernel names the file, "(deleted)" once unlinked). */
-function loopsOf(image: string): string[] {
-  return readdirSync('/sys/block')
-    .filter((name) => name.startsWith('loop'))
-    .filter((name) => {
-      try {
-        return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').trim().startsWith(image);
-      } catch {
-        return false;
-      }
-    });
 }
 
 t.test(
