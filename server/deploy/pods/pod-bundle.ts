@@ -13,9 +13,10 @@ import {
   utimes,
   writeFile,
 } from 'node:fs/promises';
-import { extname, join, relative, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, version as esbuildVersion, type Message, type Plugin } from 'esbuild';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, version as esbuildVersion, type Message } from 'esbuild';
+import { ownLocation } from '../../own-location.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const POD_MAIN = fileURLToPath(new URL('../../pod/main.ts', import.meta.url));
@@ -79,28 +80,6 @@ function keyOf(inputs: string[]): string | undefined {
   }
   return hash.digest('hex').slice(0, 16);
 }
-
-/**
- * Modules that locate files beside themselves (linear's SDL, next to shape.ts) keep their own location
- * in the bundle: `import.meta.url` (and dirname, filename) become the source file's, which the pod reads
- * in the checkout.
- */
-const ownLocation: Plugin = {
-  name: 'twinbox-own-location',
-  setup(b) {
-    b.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      if (!text.includes('import.meta.')) return undefined;
-      const url = pathToFileURL(args.path).href;
-      const contents = text
-        .replaceAll('import.meta.url', JSON.stringify(url))
-        .replaceAll('import.meta.filename', JSON.stringify(args.path))
-        .replaceAll('import.meta.dirname', JSON.stringify(join(args.path, '..')));
-      const ext = extname(args.path);
-      return { contents, loader: ext.endsWith('ts') ? 'ts' : 'js' };
-    });
-  },
-};
 
 function describe(messages: Message[]): string {
   return messages

@@ -1,0 +1,36 @@
+import { readFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { transform, type Plugin } from 'esbuild';
+
+/**
+ * An esbuild plugin for bundles of the checkout's own modules: each module keeps its own location.
+ * `import.meta.url` (and dirname, filename) become the source file's, so a module that finds files beside
+ * itself (linear's SDL next to shape.ts, a test's fixtures, the checkout's root) finds them from inside a
+ * bundle written elsewhere. Used by the pod bundle and by the test suite's bundles.
+ *
+ * The values are esbuild defines, applied to each module alone before it joins the bundle: they replace the
+ * expressions only, never the same text inside a string (a banner's `createRequire(import.meta.url)`).
+ */
+export const ownLocation: Plugin = {
+  name: 'twinbox-own-location',
+  setup(b) {
+    b.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes('import.meta.')) return undefined;
+      const { code } = await transform(text, {
+        loader: extname(args.path).endsWith('ts') ? 'ts' : 'js',
+        format: 'esm',
+        // The bundle's own map reaches back through this one to the source's lines.
+        sourcemap: 'inline',
+        sourcefile: args.path,
+        define: {
+          'import.meta.url': JSON.stringify(pathToFileURL(args.path).href),
+          'import.meta.filename': JSON.stringify(args.path),
+          'import.meta.dirname': JSON.stringify(join(args.path, '..')),
+        },
+      });
+      return { contents: code, loader: 'js' };
+    });
+  },
+};
