@@ -3,7 +3,6 @@
 // them sends each module a process loads (some 1,500 for a file that starts Twinbox) through a hooks
 // thread. Measured on the 2-core machines, that was 1-2 CPU-seconds of a test process's start, paid by each
 // of ~180 files, which made up a third of the suite's CPU. A bundle of our own modules runs on plain Node.
-import { rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { build, type Message } from 'esbuild';
 import { ownLocation } from '../../server/own-location.ts';
@@ -33,7 +32,6 @@ export async function bundleTests(
   files: string[],
   outdir: string,
 ): Promise<Map<string, string>> {
-  await rm(outdir, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: root,
     entryPoints: files,

@@ -3,16 +3,15 @@
 // (.tap/test-results/), which check-results reads. What differs from `tap`: each process runs the file's
 // bundle (./bundle.ts) on plain Node, without the TypeScript, processinfo and mock loaders (see there).
 // `tap test/x.test.ts` still runs one file from its source, with tsx.
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { glob } from 'glob';
 import t from 'tap';
 import { bundleTests } from './bundle.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const RESULTS = join(ROOT, '.tap', 'test-results');
-const BUNDLES = join(ROOT, '.tap', 'bundles');
 
 interface TapConfig {
   include: string[];
@@ -22,18 +21,35 @@ interface TapConfig {
 const config = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { tap: TapConfig }).tap;
 
 // Files named on the command line run alone (as `tap <file>` would); else every file tap would include,
-// in tap's order.
-const files =
-  process.argv.length > 2 ? process.argv.slice(2) : (await glob(config.include, { cwd: ROOT })).sort();
-const bundles = await bundleTests(ROOT, files, BUNDLES);
-await rm(RESULTS, { recursive: true, force: true });
+// in tap's order. `--results` saves their TAP elsewhere (the runner's own test runs it inside the suite).
+const { values, positionals } = parseArgs({
+  options: { results: { type: 'string' } },
+  allowPositionals: true,
+});
+const results = resolve(values.results ?? join(ROOT, '.tap', 'test-results'));
+const files = positionals.length ? positionals : (await glob(config.include, { cwd: ROOT })).sort();
+
+// This run's bundles, in a directory of its own inside the checkout (so that the bundles' package imports
+// find its node_modules): another run beside this one keeps its own. Gone when this run ends.
+// Those of a run that was killed go a day later.
+mkdirSync(join(ROOT, '.tap'), { recursive: true });
+for (const name of readdirSync(join(ROOT, '.tap'))) {
+  const dir = join(ROOT, '.tap', name);
+  if (name.startsWith('bundles-') && statSync(dir).mtimeMs < Date.now() - 24 * 3600_000) {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const bundleDir = await mkdtemp(join(ROOT, '.tap', 'bundles-'));
+process.on('exit', () => rmSync(bundleDir, { recursive: true, force: true }));
+const bundles = await bundleTests(ROOT, files, bundleDir);
 
 // As tap's runner: the root has no time limit of its own (tap's default would end it after 30 s); each
 // file has `timeout`.
 t.setTimeout(0);
 t.jobs = config.jobs;
 t.on('spawn', (subtest) => {
-  const out = join(RESULTS, `${subtest.name}.tap`);
+  // Each file's TAP replaces its last (as tap's runner); the results of files not run stay.
+  const out = join(results, `${subtest.name}.tap`);
   mkdirSync(dirname(out), { recursive: true });
   subtest.on('process', (child) => child.stdout?.pipe(createWriteStream(out)));
 });

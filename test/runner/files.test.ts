@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { REPO_ROOT } from '../helpers/process.ts';
+
+/** Runs the suite's runner on `files` (relative to the checkout), saving their TAP in `results`. */
+function runFiles(results: string, files: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/runner/files.ts', '--results', results, ...files],
+      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+const bundleDirs = async () =>
+  (await readdir(join(REPO_ROOT, '.tap'))).filter((name) => name.startsWith('bundles-'));
+
+t.test(
+  'npm test’s runner: each file from its bundle, its TAP saved, a failing file fails the run',
+  async (t) => {
+    const results = await mkdtemp(join(tmpdir(), 'twinbox-runner-results-'));
+    t.teardown(() => rm(results, { recursive: true, force: true }));
+    const before = await bundleDirs();
+    const passes = 'test/runner/fixtures/passes.ts';
+    const fails = 'test/runner/fixtures/fails.ts';
+
+    const run = await runFiles(results, [passes, fails]);
+    t.equal(run.code, 1, 'the run fails');
+    t.match(run.output, /^ok 1 - test\/runner\/fixtures\/passes\.ts/m, 'the passing file passes');
+    t.match(run.output, /^not ok 2 - test\/runner\/fixtures\/fails\.ts/m, 'the failing file fails');
+    t.match(
+      await readFile(join(results, `${passes}.tap`), 'utf8'),
+      /^ok 1 - finds a file beside its source/m,
+      'in its bundle, the file found what is beside its source, and its TAP was saved',
+    );
+    const failed = await readFile(join(results, `${fails}.tap`), 'utf8');
+    t.match(failed, /not ok 1 - one is two/, 'the failure is saved');
+    t.match(failed, /fileName: test\/runner\/fixtures\/fails\.ts/, 'and names the source, not the bundle');
+    t.same(
+      (await bundleDirs()).filter((name) => !before.includes(name)),
+      [],
+      'the run removed its bundles',
+    );
+
+    const alone = await runFiles(results, [passes]);
+    t.equal(alone.code, 0, 'a run of passing files passes');
+  },
+);
