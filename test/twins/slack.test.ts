@@ -1,6 +1,7 @@
 import t from 'tap';
 import { ErrorCode } from '@slack/web-api';
 import { TwinAdminClient } from '../../server/twins/kit/admin-client.ts';
+import { READ_METHODS } from '../../server/twins/vendors/slack/twin.ts';
 import { tempHost } from './helpers.ts';
 import { slackClient } from './vendor-schema.ts';
 
@@ -197,4 +198,62 @@ t.test('slack twin: a bogus or revoked token fails the way Slack fails it', asyn
   t.equal(await errorOf(after.auth.test()), 'token_revoked', 'a revoked token stays revoked after a restart');
   await new TwinAdminClient(again!.admin_url, 'admin').reset();
   t.equal((await after.auth.test()).ok, true, 'a reset is a fresh install: the bot token works again');
+});
+
+// The twin declares which Web API methods only read (all are POSTs), so that the instance does not diff
+// the whole state after them (server/twins/vendors/slack/twin.ts, READ_METHODS). Each is called here on a
+// workspace with messages, a thread, a reaction and a pin, and must leave the state
+// exactly as it was: a method that wrote would lose its write from the journal.
+t.test('slack twin: the methods it declares read-only change nothing', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['slack'], { adminToken: 'admin', seeds: { slack: seed } })).slack!;
+  const client = slackClient(entry.env_vars.SLACK_BOT_TOKEN, { slackApiUrl: entry.env_vars.SLACK_API_URL });
+  const admin = new TwinAdminClient(entry.admin_url, 'admin');
+  const channel = (await client.conversations.list()).channels!.find((c) => c.name === 'general')!.id!;
+  const posted = await client.chat.postMessage({ channel, text: 'Sandbox ready' });
+  await client.chat.postMessage({ channel, text: 'in the thread', thread_ts: posted.ts! });
+  await client.reactions.add({ channel, timestamp: posted.ts!, name: 'rocket' });
+  await client.pins.add({ channel, timestamp: posted.ts! });
+  const ada = (await client.users.lookupByEmail({ email: 'ada@example.com' })).user!.id!;
+
+  const reads: Array<[string, Record<string, unknown>]> = [
+    ['auth.test', {}],
+    ['bookmarks.list', { channel_id: channel }],
+    ['bots.info', {}],
+    ['chat.getPermalink', { channel, message_ts: posted.ts }],
+    ['chat.scheduledMessages.list', {}],
+    ['conversations.history', { channel }],
+    ['conversations.info', { channel }],
+    ['conversations.list', {}],
+    ['conversations.members', { channel }],
+    ['conversations.replies', { channel, ts: posted.ts }],
+    ['files.info', { file: 'F0000000000' }],
+    ['files.list', {}],
+    ['pins.list', { channel }],
+    ['reactions.get', { channel, timestamp: posted.ts }],
+    ['team.info', {}],
+    ['users.getPresence', { user: ada }],
+    ['users.info', { user: ada }],
+    ['users.list', {}],
+    ['users.lookupByEmail', { email: 'grace@example.com' }],
+    ['users.profile.get', { user: ada }],
+  ];
+  t.same(
+    reads.map(([method]) => `/api/${method}`).sort(),
+    [...READ_METHODS].sort(),
+    'each method the twin declares read-only is called here',
+  );
+  let called = 0;
+  for (const [method, params] of reads) {
+    const before = JSON.stringify((await admin.state()).state);
+    // A refusal (files.info of no file) is an answer too; what matters is that nothing was written.
+    await client.apiCall(method, params).catch(() => undefined);
+    t.equal(JSON.stringify((await admin.state()).state), before, `${method} leaves the state as it was`);
+    called++;
+  }
+  t.equal(called, 20, 'every declared method was called');
+
+  const before = JSON.stringify((await admin.state()).state);
+  await client.chat.postMessage({ channel, text: 'a write' });
+  t.not(JSON.stringify((await admin.state()).state), before, 'a write does change it (the check can fail)');
 });

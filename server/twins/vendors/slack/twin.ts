@@ -1,7 +1,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { TwinInputError, type Authorization, type Granted, type RequestHead } from '../../contract.ts';
+import {
+  changesStateByMethod,
+  TwinInputError,
+  type Authorization,
+  type Granted,
+  type RequestHead,
+} from '../../contract.ts';
 import type { Engine, EngineTokenUser } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
 import type { EngineTwinSaved } from '../../engine/engine-twin.ts';
@@ -70,6 +76,36 @@ const CLIENT_CREDENTIAL_METHODS = new Set([
 ]);
 
 const FORM = /^application\/x-www-form-urlencoded/i;
+
+/**
+ * Web API methods that only read. Slack's methods are POSTs, reads included, so by its method each would
+ * be taken for a write, and the instance would diff the whole state against the journal after it (most
+ * of an `auth.test`'s cost). test/twins/slack.test.ts calls each of them and checks the state is unchanged.
+ */
+export const READ_METHODS = new Set(
+  [
+    'auth.test',
+    'bookmarks.list',
+    'bots.info',
+    'chat.getPermalink',
+    'chat.scheduledMessages.list',
+    'conversations.history',
+    'conversations.info',
+    'conversations.list',
+    'conversations.members',
+    'conversations.replies',
+    'files.info',
+    'files.list',
+    'pins.list',
+    'reactions.get',
+    'team.info',
+    'users.getPresence',
+    'users.info',
+    'users.list',
+    'users.lookupByEmail',
+    'users.profile.get',
+  ].map((method) => `/api/${method}`),
+);
 
 /** The one method an app-level token (`xapp-...`) may call; bot and user tokens may not call it. */
 const CONNECTIONS_OPEN = '/api/apps.connections.open';
@@ -333,6 +369,10 @@ class SlackTwin extends EngineTwin {
    * (capped) and `handle` checks the token. The OAuth pages and client-credential methods are public,
    * incoming webhooks and upload URLs are authorised by the secret in their path.
    */
+  changesState(head: RequestHead): boolean {
+    return changesStateByMethod(head.method) && !READ_METHODS.has(head.url.pathname);
+  }
+
   authorize(head: RequestHead): Authorization {
     const { pathname, searchParams } = head.url;
     if (CLIENT_CREDENTIAL_METHODS.has(pathname) || pathname.startsWith('/oauth/')) return 'public';
