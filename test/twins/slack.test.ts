@@ -202,7 +202,7 @@ t.test('slack twin: a bogus or revoked token fails the way Slack fails it', asyn
 
 // The twin declares which Web API methods only read (all are POSTs), so that the instance does not diff
 // the whole state after them (server/twins/vendors/slack/twin.ts, READ_METHODS). Each is called here on a
-// workspace with messages, a thread, a reaction and a pin, and must leave the state
+// workspace with messages, a thread, a reaction, a pin and a scheduled message, and must leave the state
 // exactly as it was: a method that wrote would lose its write from the journal.
 t.test('slack twin: the methods it declares read-only change nothing', async (t) => {
   const { host } = await tempHost(t);
@@ -214,6 +214,17 @@ t.test('slack twin: the methods it declares read-only change nothing', async (t)
   await client.chat.postMessage({ channel, text: 'in the thread', thread_ts: posted.ts! });
   await client.reactions.add({ channel, timestamp: posted.ts!, name: 'rocket' });
   await client.pins.add({ channel, timestamp: posted.ts! });
+  // Checked against Slack's description as every answer here: the message names its bot, user and team.
+  const scheduled = await client.chat.scheduleMessage({
+    channel,
+    text: 'later',
+    post_at: Math.floor(Date.now() / 1000) + 3600,
+  });
+  t.equal(
+    scheduled.message?.bot_id,
+    (await client.auth.test()).bot_id,
+    'the scheduled message names its bot',
+  );
   const ada = (await client.users.lookupByEmail({ email: 'ada@example.com' })).user!.id!;
 
   const reads: Array<[string, Record<string, unknown>]> = [

@@ -43,6 +43,7 @@ const FIXED = new Set([
   'chat.postMessage',
   'chat.update',
   'chat.meMessage',
+  'chat.scheduleMessage',
   'reactions.get',
 ]);
 
@@ -167,6 +168,19 @@ export class SlackShape {
       case 'chat.update':
       case 'chat.meMessage':
         this.message(body.message, String(body.channel ?? params.channel ?? ''), caller);
+        break;
+      case 'chat.scheduleMessage':
+        // Slack's description of this answer's message: who posts it (user, team, and bot_id for a bot),
+        // and no subtype, where the engine sends only `subtype: bot_message`.
+        if (isObject(body.message)) {
+          const bot = this.collection('slack.bots', ['bot_id'])
+            .all()
+            .find((b) => b.user_id === caller);
+          body.message.user ??= caller;
+          body.message.team ??= this.team()?.team_id;
+          if (bot) body.message.bot_id ??= bot.bot_id;
+          delete body.message.subtype;
+        }
         break;
       case 'reactions.get':
         if (body.type === 'message') {
