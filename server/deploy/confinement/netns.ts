@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -54,6 +54,34 @@ export async function deleteNamespace(ip: string, name: string): Promise<number>
   return pids.length;
 }
 
+/** The host's own range of ephemeral ports (`ip_local_port_range`), where a `PORT=0` listener lands. */
+function hostEphemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low!, high!];
+  } catch {
+    // Not Linux's /proc: Linux's default.
+  }
+  return [32768, 60999];
+}
+
+/**
+ * The ephemeral ports inside a sandbox's namespace: a range apart from the host's. Inside, the pod's
+ * guard listens on the public URLs' port (0.0.0.0), which is Twinbox's own port on the host, often one
+ * the host's kernel picked from its ephemeral range (`PORT=0`). Had a socket inside already taken that
+ * number as its own ephemeral port (a connection's local end, a listener on port 0), that listen would
+ * fail with EADDRINUSE and the deploy with it: seen once in a full test run. Above the host's range when
+ * 1,000 ports fit there, else below it; undefined (the default kept) when neither fits.
+ */
+export function namespaceEphemeralRange([low, high] = hostEphemeralRange()): [number, number] | undefined {
+  if (65535 - high >= 1000) return [high + 1, 65535];
+  if (low - 1024 >= 1000) return [1024, low - 1];
+  return undefined;
+}
+
 export interface NetnsTools {
   ip: string;
   nsenter: string;
@@ -64,11 +92,14 @@ export interface NetnsTools {
  * Network namespaces of sandboxes, made with iproute2 (`ip netns`, so they persist under /run/netns while
  * Twinbox restarts). Each has only a loopback device: no route leaves it. A `local` route makes every
  * address answer on that loopback, so the pod's guard sees a connection to any address, and unprivileged
- * ports start at 0 inside, so the pod (an unprivileged user) can serve DNS on port 53.
+ * ports start at 0 inside, so the pod (an unprivileged user) can serve DNS on port 53. Its ephemeral ports
+ * are a range apart from the host's (namespaceEphemeralRange).
  */
 export class NetworkNamespaces {
   /** `tb-<instance>-`: a Twinbox sweeps only its own leftovers, never another's live sandboxes. */
   readonly prefix: string;
+  /** Inside each namespace, its ephemeral ports (namespaceEphemeralRange). */
+  readonly ephemeral = namespaceEphemeralRange();
 
   constructor(
     private readonly tools: NetnsTools,
@@ -98,7 +129,12 @@ export class NetworkNamespaces {
         '--',
         sh,
         '-c',
-        'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start',
+        [
+          'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start',
+          ...(this.ephemeral
+            ? [`echo ${this.ephemeral.join(' ')} > /proc/sys/net/ipv4/ip_local_port_range`]
+            : []),
+        ].join(' && '),
       ]);
     } catch (error) {
       await this.remove(name);
