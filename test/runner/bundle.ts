@@ -4,7 +4,7 @@
 // thread. Measured on the 2-core machines, that was 1-2 CPU-seconds of a test process's start, paid by each
 // of ~180 files, which made up a third of the suite's CPU. A bundle of our own modules runs on plain Node.
 import { join, relative } from 'node:path';
-import { build, type Message } from 'esbuild';
+import { build, stop, type Message } from 'esbuild';
 import { ownLocation } from '../../server/own-location.ts';
 
 /** A test file could not be bundled (a syntax or import error): reported instead of running it. */
@@ -52,6 +52,8 @@ export async function bundleTests(
     if (error.errors) throw new TestBundleError(error.errors);
     throw error;
   });
+  // esbuild's service process is not needed again in this run: it goes now, not after the tests.
+  await stop();
   if (result.errors.length) throw new TestBundleError(result.errors);
   return new Map(
     files.map((file) => [file, join(outdir, relative(root, join(root, file)).replace(/\.ts$/, '.mjs'))]),
