@@ -1,6 +1,7 @@
-// Reads the TAP that the last test run saved (.tap/test-results/: test/runner/files.ts, or `tap`) and fails the run when a test passed
-// without asserting anything: tap counts an empty test as a pass, so a loop over nothing or a forgotten
-// `await` would pass unseen. Under CI it also fails on any skip (a missing real part must fail there).
+// Reads the TAP that the last test run saved (.tap/test-results/, written by test/runner/files.ts or by
+// `tap`) and fails the run when a test passed without asserting anything: tap counts an empty test as a
+// pass, so a loop over nothing or a forgotten `await` would pass unseen. Under CI it also fails on any skip
+// (a missing real part must fail there).
 // Run by `npm test` after tap.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
