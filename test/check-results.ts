@@ -2,7 +2,7 @@
 // `tap`) and fails the run when a test passed without asserting anything: tap counts an empty test as a
 // pass, so a loop over nothing or a forgotten `await` would pass unseen. Under CI it also fails on any skip
 // (a missing real part must fail there).
-// Run by `npm test` after tap.
+// Run by `npm test` after the tests.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { inCI } from './helpers/ci.ts';
