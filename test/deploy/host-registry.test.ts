@@ -8,15 +8,10 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { trustedExecutables } from '../../server/deploy/confinement/trusted-executables.ts';
 import { HostRegistry, processStart, type InstanceEntry } from '../../server/deploy/confinement/leftovers.ts';
-import { netnsPrefixOf } from '../../server/deploy/confinement/netns.ts';
+import { namespacePids, netnsPrefixOf } from '../../server/deploy/confinement/netns.ts';
 import { missingPart } from '../helpers/ci.ts';
 import { namespacesWith } from '../helpers/leftovers.ts';
 import { until } from '../helpers/deploy.ts';
-
-function namespacePidCount(netns: string): number {
-  const out = spawnSync('ip', ['netns', 'pids', netns], { encoding: 'utf8' }).stdout ?? '';
-  return out.split('\n').filter(Boolean).length;
-}
 
 /**
  * The host registry's rule (server/deploy/confinement/leftovers.ts), on a registry of this test's own: a start sweeps
@@ -67,7 +62,7 @@ t.test('a start sweeps only Twinboxes whose owner is dead and whose data directo
   const occupy = (netns: string) => {
     const sleeper = spawn('ip', ['netns', 'exec', netns, 'sleep', '600'], { stdio: 'ignore' });
     t.teardown(() => void sleeper.kill('SIGKILL'));
-    return until(() => namespacePidCount(netns) > 0, `a process in ${netns}`);
+    return until(async () => ((await namespacePids('ip', netns)) ?? []).length > 0, `a process in ${netns}`);
   };
   const self = { pid: process.pid, start: processStart(process.pid)! };
   const gone = entry('gone', { pid: deadPid, start: '1' }, false);

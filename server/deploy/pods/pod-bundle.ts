@@ -121,10 +121,10 @@ async function sweep(root: string, key: string, keepMs: number): Promise<void> {
  * TWINBOX_POD_BUNDLE_DIR names one that several Twinboxes share (the tests do: each of their Twinboxes
  * has a fresh data dir, and would otherwise each spend 1-2 CPU-seconds on the same bundle). The key
  * hashes every input file, esbuild's version and the checkout's path: a start whose sources are
- * unchanged reuses the bundle without building. A key's directory appears whole (a rename) and is never rewritten, so a Twinbox
- * whose pods run from it never sees it change; two that build the same key at once keep the first. Packages
- * stay resolvable from the bundle through a `node_modules` link to the checkout's. Rejects with a
- * PodBundleError.
+ * unchanged reuses the bundle without building. A key's directory appears whole (a rename) and is never
+ * rewritten, so a Twinbox whose pods run from it never sees it change; two that build the same key at
+ * once keep the first. Packages stay resolvable from the bundle through a `node_modules` link to the
+ * checkout's. Rejects with a PodBundleError.
  */
 export async function bundlePod(root: string, options: BundleOptions = {}): Promise<PodProgram> {
   const { entry = POD_MAIN, shared = false } = options;
