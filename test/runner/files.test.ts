@@ -42,6 +42,13 @@ t.test(
       /^ok 1 - finds a file beside its source/m,
       'in its bundle, the file found what is beside its source, and its TAP was saved',
     );
+    const summary = run.output.slice(run.output.lastIndexOf('== 1 test file(s) failed:'));
+    t.match(
+      summary,
+      /^== 1 test file\(s\) failed:\n# test\/runner\/fixtures\/fails\.ts \(TAP saved in .+\)\n {4}not ok 1 - one is two/,
+      'the output ends with the failed file and its failing point',
+    );
+    t.notMatch(summary, /passes\.ts/, 'and names no passing file');
     const failed = await readFile(join(results, `${fails}.tap`), 'utf8');
     t.match(failed, /not ok 1 - one is two/, 'the failure is saved');
     t.match(failed, /fileName: test\/runner\/fixtures\/fails\.ts/, 'and names the source, not the bundle');

@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { glob } from 'glob';
 import t from 'tap';
 import { bundleTests } from './bundle.ts';
+import { failureSummary } from './failures.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -47,12 +48,29 @@ const bundles = await bundleTests(ROOT, files, bundleDir);
 // file has `timeout`.
 t.setTimeout(0);
 t.jobs = config.jobs;
+const failed: { file: string; tap: string; saved: string }[] = [];
 t.on('spawn', (subtest) => {
   // Each file's TAP replaces its last (as tap's runner); the results of files not run stay.
   const out = join(results, `${subtest.name}.tap`);
   mkdirSync(dirname(out), { recursive: true });
-  subtest.on('process', (child) => child.stdout?.pipe(createWriteStream(out)));
+  let tap = '';
+  subtest.on('process', (child) => {
+    child.stdout?.pipe(createWriteStream(out));
+    child.stdout?.on('data', (chunk: Buffer) => (tap += chunk.toString()));
+  });
+  subtest.on('complete', (final) => {
+    if (final.ok) return;
+    // What tap itself said of the process (a time-out, a signal, bad TAP) comes after the file's own.
+    const said = final.failures
+      .map((f) => ('tapError' in f ? f.tapError : f.name))
+      .filter((name) => !tap.includes(` - ${name}\n`))
+      .map((name) => `not ok - ${name}`);
+    failed.push({ file: subtest.name, tap: [tap, ...said].join('\n'), saved: out });
+  });
 });
+// Last of all, so that it is in the tail of a long log (./failures.ts). Pipes and files take this
+// synchronous write before the process exits.
+process.on('exit', () => process.stderr.write(failureSummary(failed)));
 for (const file of files) {
   t.spawn(process.execPath, ['--enable-source-maps', bundles.get(file)!], {
     name: file,
