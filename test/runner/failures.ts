@@ -10,19 +10,25 @@ const MAX_LINES = 60;
  * block after it), at most `maxLines` lines.
  */
 export function failingPoints(tap: string, maxLines = MAX_LINES): string[] {
-  const lines = tap.split('\n');
   const out: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const point = /^(\s*)not ok \d+/.exec(lines[i]);
-    if (!point) continue;
-    out.push(lines[i].trimEnd());
-    // The YAML block, if any: `---` on the next line, indented deeper, up to its `...`.
-    if (/^\s*---\s*$/.test(lines[i + 1] ?? '') && lines[i + 1].indexOf('-') > point[1].length) {
-      for (i += 1; i < lines.length; i++) {
-        out.push(lines[i].trimEnd());
-        if (/^\s*\.\.\.\s*$/.test(lines[i])) break;
-      }
+  // Whether the line is inside a failing point's YAML block; the indentation of the failing point on the
+  // line before, if it was one.
+  let inBlock = false;
+  let after: string | undefined;
+  for (const line of tap.split('\n')) {
+    if (inBlock) {
+      out.push(line.trimEnd());
+      if (line.trim() === '...') inBlock = false;
+      continue;
     }
+    // The YAML block, if any: `---` on the line after the point, indented deeper than it.
+    if (after !== undefined && line.trim() === '---' && line.indexOf('-') > after.length) {
+      inBlock = true;
+      out.push(line.trimEnd());
+      continue;
+    }
+    after = /^(\s*)not ok \d+/.exec(line)?.[1];
+    if (after !== undefined) out.push(line.trimEnd());
   }
   if (out.length > maxLines) {
     return [...out.slice(0, maxLines), `  ... ${out.length - maxLines} more lines in the saved TAP`];

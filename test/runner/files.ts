@@ -62,7 +62,7 @@ t.on('spawn', (subtest) => {
     if (final.ok) return;
     // What tap itself said of the process (a time-out, a signal, bad TAP) comes after the file's own.
     const said = final.failures
-      .map((f) => ('tapError' in f ? f.tapError : f.name))
+      .map((f) => ('tapError' in f ? String(f.tapError) : (f as { name: string }).name))
       .filter((name) => !tap.includes(` - ${name}\n`))
       .map((name) => `not ok - ${name}`);
     failed.push({ file: subtest.name, tap: [tap, ...said].join('\n'), saved: out });
