@@ -58,7 +58,14 @@ t.test(
       'the run removed its bundles',
     );
 
-    const alone = await runFiles(results, [passes]);
+    const cpu = join(results, 'cpu.json');
+    const alone = await runFiles(results, ['--cpu', cpu, passes]);
     t.equal(alone.code, 0, 'a run of passing files passes');
+    const rows = JSON.parse(await readFile(cpu, 'utf8')) as { file: string; cpu: number }[];
+    t.equal(rows.length, 1, '--cpu: a row for the file run');
+    t.equal(rows[0]?.file, passes);
+    // A Node process's start alone takes some 30 ms of CPU; a run that measured nothing says 0 or NaN.
+    t.ok(rows[0]!.cpu > 0 && rows[0]!.cpu < 60, `its process's CPU seconds (${rows[0]?.cpu})`);
+    t.match(alone.output, /== CPU seconds per file .*: \d+ in all/, 'and says so at the end');
   },
 );

@@ -3,7 +3,15 @@
 // (.tap/test-results/), which check-results reads. What differs from `tap`: each process runs the file's
 // bundle (./bundle.ts) on plain Node, without the TypeScript, processinfo and mock loaders (see there).
 // `tap test/x.test.ts` still runs one file from its source, with tsx.
-import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  createWriteStream,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,8 +31,10 @@ const config = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as 
 
 // Files named on the command line run alone (as `tap <file>` would); else every file tap would include,
 // in tap's order. `--results` saves their TAP elsewhere (the runner's own test runs it inside the suite).
+// `--cpu FILE` writes the CPU time each file's process tree used, as JSON, and prints the heaviest: the
+// suite is CPU-bound on 2 cores, so that, not a file's wall time, says what a run's length is made of.
 const { values, positionals } = parseArgs({
-  options: { results: { type: 'string' } },
+  options: { results: { type: 'string' }, cpu: { type: 'string' } },
   allowPositionals: true,
 });
 const results = resolve(values.results ?? join(ROOT, '.tap', 'test-results'));
@@ -71,16 +81,59 @@ t.on('spawn', (subtest) => {
 // Last of all, so that it is in the tail of a long log (./failures.ts). Pipes and files take this
 // synchronous write before the process exits.
 process.on('exit', () => process.stderr.write(failureSummary(failed)));
+const cpuDir = values.cpu ? await mkdtemp(join(bundleDir, 'cpu-')) : undefined;
+const cpuFile = (file: string) => join(cpuDir!, `${files.indexOf(file)}.times`);
 for (const file of files) {
-  t.spawn(process.execPath, ['--enable-source-maps', bundles.get(file)!], {
+  const node = [process.execPath, '--enable-source-maps', bundles.get(file)!];
+  // Measured: bash's `times` gives the user and system time of the children it waited for, and of all
+  // the descendants those waited for in turn (the Twinbox processes, pods and apps a test starts).
+  const [command, ...args] = cpuDir
+    ? ['/bin/bash', '-c', '"$@"; code=$?; times > "$CPU_OUT"; exit $code', 'bash', ...node]
+    : node;
+  t.spawn(command!, args, {
     name: file,
     cwd: ROOT,
     // A test process takes its own time limit from the environment, as under tap's runner.
-    env: { ...process.env, TAP_TIMEOUT: String(config.timeout) },
+    env: {
+      ...process.env,
+      TAP_TIMEOUT: String(config.timeout),
+      ...(cpuDir ? { CPU_OUT: cpuFile(file) } : {}),
+    },
     buffered: config.jobs > 1,
     timeout: config.timeout * 1000,
     // As tap's runner: the file's own failure is its TAP, not a stack of this process.
     at: null,
     stack: '',
+  });
+}
+if (values.cpu) {
+  const cpuOut = resolve(values.cpu);
+  t.teardown(() => {
+    const seconds = (s: string) => {
+      const m = /^(\d+)m([\d.]+)s$/.exec(s);
+      return m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
+    };
+    const rows = files.map((file) => {
+      // `times` prints the shell's own user and system time, then its children's. A file whose shell was
+      // killed (a time-out) has none: NaN, shown as such.
+      let times = '';
+      try {
+        times = readFileSync(cpuFile(file), 'utf8');
+      } catch {}
+      const [, children] = times.trim().split('\n');
+      const [user, system] = (children ?? '').split(' ').map(seconds);
+      return { file, cpu: Math.round(((user ?? NaN) + (system ?? NaN)) * 10) / 10 };
+    });
+    rows.sort((a, b) => b.cpu - a.cpu);
+    writeFileSync(cpuOut, `${JSON.stringify(rows, null, 2)}\n`);
+    const total = rows.reduce((sum, r) => sum + r.cpu, 0);
+    process.stderr.write(
+      `\n== CPU seconds per file (${cpuOut}): ${Math.round(total)} in all; the heaviest:\n` +
+        rows
+          .slice(0, 25)
+          .map((r) => `${r.cpu.toFixed(1).padStart(7)}  ${r.file}`)
+          .join('\n') +
+        '\n',
+    );
   });
 }
