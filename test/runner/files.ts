@@ -31,10 +31,11 @@ const config = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as 
 
 // Files named on the command line run alone (as `tap <file>` would); else every file tap would include,
 // in tap's order. `--results` saves their TAP elsewhere (the runner's own test runs it inside the suite).
-// `--cpu FILE` writes the CPU time each file's process tree used, as JSON, and prints the heaviest: the
-// suite is CPU-bound on 2 cores, so that, not a file's wall time, says what a run's length is made of.
+// `--jobs N` runs N at once instead of tap's `jobs`. `--cpu FILE` writes the CPU time each file's
+// process tree used, as JSON, and prints the heaviest: the suite is CPU-bound on 2 cores, so that, not a
+// file's wall time, says what a run's length is made of.
 const { values, positionals } = parseArgs({
-  options: { results: { type: 'string' }, cpu: { type: 'string' } },
+  options: { results: { type: 'string' }, cpu: { type: 'string' }, jobs: { type: 'string' } },
   allowPositionals: true,
 });
 const results = resolve(values.results ?? join(ROOT, '.tap', 'test-results'));
@@ -57,7 +58,10 @@ const bundles = await bundleTests(ROOT, files, bundleDir);
 // As tap's runner: the root has no time limit of its own (tap's default would end it after 30 s); each
 // file has `timeout`.
 t.setTimeout(0);
-t.jobs = config.jobs;
+const jobs = values.jobs ? Number(values.jobs) : config.jobs;
+if (!Number.isInteger(jobs) || jobs < 1)
+  throw new Error(`--jobs takes a whole number above 0, not ${values.jobs}`);
+t.jobs = jobs;
 const failed: { file: string; tap: string; saved: string }[] = [];
 t.on('spawn', (subtest) => {
   // Each file's TAP replaces its last (as tap's runner); the results of files not run stay.
@@ -99,7 +103,7 @@ for (const file of files) {
       TAP_TIMEOUT: String(config.timeout),
       ...(cpuDir ? { CPU_OUT: cpuFile(file) } : {}),
     },
-    buffered: config.jobs > 1,
+    buffered: jobs > 1,
     timeout: config.timeout * 1000,
     // As tap's runner: the file's own failure is its TAP, not a stack of this process.
     at: null,
