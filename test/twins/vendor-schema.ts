@@ -14,11 +14,13 @@
  * sums such a file up.
  */
 import { appendFileSync } from 'node:fs';
-import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
+import { _, Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
+import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
 import { Octokit } from '@octokit/rest';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
-import { readVendorSchemaJson, vendorSchemaDir } from './vendor-schema-dir.ts';
+import { readVendorSchemaText, vendorSchemaDir } from './vendor-schema-dir.ts';
+import { cacheEnabled, FORMATS_MODULE, ValidatorCache } from './vendor-schema-cache.ts';
 
 export { vendorSchemaDir };
 
@@ -90,10 +92,13 @@ export class VendorSchemaError extends Error {
   }
 }
 
-// ajv-formats is CommonJS: under Node's ESM loader its plugin is the module's `default` export.
+// ajv-formats and ajv's standalone module are CommonJS: under Node's ESM loader each function is the
+// module's `default` export.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,
 ) => Ajv;
+const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ??
+  standaloneModule) as (ajv: Ajv, refs: Record<string, string>) => string;
 
 interface Operation {
   method: string;
@@ -115,6 +120,8 @@ interface Loaded {
   operations: Operation[];
   ajv: Ajv;
   validators: Map<string, ValidateFunction>;
+  /** Validators compiled by earlier test processes (vendor-schema-cache.ts). */
+  cache: ValidatorCache;
 }
 
 const loaded = new Map<string, Loaded>();
@@ -197,8 +204,10 @@ function load(twin: string): Loaded {
   const cached = loaded.get(twin);
   if (cached) return cached;
   // A missing file throws VendorSchemaMissingError, naming it: the check fails, it is never skipped.
-  const source = readVendorSchemaJson<VendorSource>(twin, 'source.json');
-  const raw = readVendorSchemaJson<Record<string, unknown>>(twin, 'openapi.json');
+  const sourceText = readVendorSchemaText(twin, 'source.json');
+  const rawText = readVendorSchemaText(twin, 'openapi.json');
+  const source = JSON.parse(sourceText) as VendorSource;
+  const raw = JSON.parse(rawText) as Record<string, unknown>;
   const swagger2 = typeof raw.swagger === 'string';
   applyDeviations(raw, source.deviations ?? [], twin);
   const doc = toJsonSchema(raw, { swagger2 }) as Record<string, unknown>;
@@ -216,7 +225,9 @@ function load(twin: string): Loaded {
     allErrors: true,
     validateSchema: false,
     verbose: true,
-    code: { optimize: false },
+    // `source` and `formats`: each validator can be written out as a module of its own, which later test
+    // processes load instead of compiling (vendor-schema-cache.ts); its formats are this instance's.
+    code: { optimize: false, source: true, formats: _`require(${FORMATS_MODULE})` },
   });
   addFormats(ajv);
   // Formats the descriptions use that JSON Schema does not define.
@@ -267,13 +278,57 @@ function load(twin: string): Loaded {
     operations,
     ajv,
     validators: new Map(),
+    cache: new ValidatorCache(twin, [sourceText, rawText], ajv.formats),
   };
   loaded.set(twin, entry);
+  // Every documented response's validator: from the module an earlier process stored, or compiled now and
+  // stored for the next (vendor-schema-cache.ts). Others (a status the description does not list) are
+  // compiled when asked for.
+  const stored = entry.cache.read();
+  if (stored) {
+    for (const [pointer, fn] of stored) entry.validators.set(pointer, fn);
+  } else if (cacheEnabled()) {
+    const refs: Record<string, string> = {};
+    for (const pointer of documentedSchemas(entry)) {
+      const id = `response:${pointer}`;
+      ajv.addSchema({ $ref: `vendor:${twin}#${pointer}` }, id);
+      try {
+        entry.validators.set(pointer, ajv.getSchema(id)!);
+      } catch {
+        // Not stored: compiled again when a response needs it, and failing that check with ajv's error.
+        continue;
+      }
+      refs[pointer] = id;
+    }
+    entry.cache.write(standaloneCode(ajv, refs));
+  }
   return entry;
+}
+
+/** The pointer of every response schema the description documents, and of the answers `source.json` adds. */
+function documentedSchemas(spec: Loaded): Set<string> {
+  const pointers = new Set<string>();
+  for (const op of spec.operations) {
+    for (const key of Object.keys(op.responses)) {
+      const pointer = schemaPointer(spec, op.responses[key], `${op.pointer}/responses/${escapePointer(key)}`);
+      if (pointer) pointers.add(pointer);
+    }
+  }
+  for (const status of Object.keys(spec.rules.status_responses ?? {})) {
+    pointers.add(`/x-twinbox-status-responses/${status}/schema`);
+  }
+  if (spec.rules.common_errors) pointers.add('/x-twinbox-common-errors');
+  if (spec.rules.error_schema) pointers.add(spec.rules.error_schema.replace(/^#/, ''));
+  return pointers;
 }
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Forgets every description loaded and validator made, as a new process would start (the cache's test). */
+export function forgetVendorSchemas(): void {
+  loaded.clear();
 }
 
 /** The operation `method path` names: a template as written in the description, or a concrete path. */
@@ -379,12 +434,7 @@ function schemaPointer(spec: Loaded, response: unknown, pointer: string): string
  */
 export function compileVendorSchema(twin: string): void {
   const spec = load(twin);
-  for (const op of spec.operations) {
-    for (const key of Object.keys(op.responses)) {
-      const pointer = schemaPointer(spec, op.responses[key], `${op.pointer}/responses/${escapePointer(key)}`);
-      if (pointer) validator(spec, pointer);
-    }
-  }
+  for (const pointer of documentedSchemas(spec)) validator(spec, pointer);
 }
 
 /** Checks one response against the twin's vendored description. Unknown operations are invalid. */
