@@ -4,7 +4,7 @@ import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { tempDir } from '../helpers/twinbox.ts';
-import { runTwinboxToExit, spawnTwinbox, stopGracefully } from '../helpers/process.ts';
+import { devApiKey, runTwinboxToExit, spawnTwinbox, stopGracefully } from '../helpers/process.ts';
 
 const run = promisify(execFile);
 
@@ -47,7 +47,7 @@ t.test('a second Twinbox on the same data dir refuses to start, with a clear mes
     second.output,
     `Another Twinbox process (pid ${first.child.pid}) is already using the data directory`,
   );
-  const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
+  const key = await devApiKey(first, dataDir);
   t.equal((await api(first.baseUrl, key, '/sandboxes')).status, 200, 'the first one is unaffected');
   await stopGracefully(first);
 });
@@ -63,8 +63,7 @@ t.test(
   async (t) => {
     const dataDir = await tempDir(t);
     const first = await spawnTwinbox(t, { TWINBOX_DATA_DIR: dataDir });
-    await new Promise((r) => setTimeout(r, 300));
-    const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
+    const key = await devApiKey(first, dataDir);
     const keep = await api(first.baseUrl, key, '/sandboxes', {
       method: 'POST',
       body: JSON.stringify({ repo: 'a/keep', branch: 'main' }),
@@ -104,8 +103,7 @@ t.test(
       LOG_LEVEL: 'warn',
       TWINBOX_SANDBOX_QUOTA_PRO: '100000',
     });
-    await new Promise((r) => setTimeout(r, 300));
-    const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
+    const key = await devApiKey(first, dataDir);
     const acknowledged: string[] = [];
     let killed = false;
     const worker = async (n: number) => {

@@ -1,10 +1,8 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Test } from 'tap';
 import { openPostgresStore } from '../../server/store/postgres/store.ts';
 import type { Store } from '../../server/store/store.ts';
 import { freshSchema } from './postgres.ts';
-import { spawnTwinbox, type TwinboxProcess } from './process.ts';
+import { devApiKey, spawnTwinbox, type TwinboxProcess } from './process.ts';
 import { tempDir } from './twinbox.ts';
 
 /**
@@ -24,7 +22,7 @@ export async function twinboxesOnOneDatabase(
     TWINBOX_DATABASE_URL: url,
     LOG_LEVEL: 'warn',
   });
-  const key = (await readFile(join(dirA, 'dev-api-key'), 'utf8')).trim();
+  const key = await devApiKey(a, dirA);
   const store = await openPostgresStore({ url });
   t.teardown(() => store.close());
   return { a, b, key, store };

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +69,22 @@ export async function spawnTwinbox(t: Test, env: Record<string, string>): Promis
     });
   });
   return { child, baseUrl, output: () => output, exited };
+}
+
+/**
+ * The local owner's API key that a first start writes to `<data dir>/dev-api-key`. Twinbox writes it just
+ * after it prints that it listens, then prints its start-up hint: this waits for the hint (a loaded machine
+ * can take seconds between the two), then reads the key.
+ */
+export async function devApiKey(proc: TwinboxProcess, dataDir: string): Promise<string> {
+  const deadline = Date.now() + 60_000;
+  while (!/^Open \S+\/dashboard in a browser/m.test(proc.output())) {
+    if (Date.now() > deadline || proc.child.exitCode !== null) {
+      throw new Error(`Twinbox printed no start-up hint with the key file:\n${proc.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
 }
 
 /** Runs Twinbox expecting it to refuse to start; resolves with its exit code and output. */

@@ -305,11 +305,22 @@ export class SpareImages {
   }
 }
 
+/** How long a removal waits for the kernel to detach a workspace's loop device. */
+const DETACH_WAIT_MS = 10_000;
+
 /** Detaches every loop device whose backing file is `image`. */
 async function detachAll(image: string): Promise<void> {
   const { losetup } = trustedExecutables();
   for (const device of loopDevicesOf(image))
     if (losetup) await run(losetup, ['-d', device], { env: TRUSTED_ENV }).catch(() => {});
+  // The kernel detaches a device after its last user lets go, and autoclear's detach on unmount runs in
+  // the background: `losetup -d` and the unmount can both return while the device is still attached
+  // (seen with six test files at once on 2 cores). Wait for it, a while, so that a removed workspace is
+  // gone when this returns; a device still held after that is found by the next sweep.
+  const deadline = Date.now() + DETACH_WAIT_MS;
+  while (loopDevicesOf(image).length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** One attach at a time in this process: two at once would both be told the same free device. */
