@@ -25,7 +25,7 @@ import { request } from 'node:http';
 import { createServer, connect, type Server } from 'node:net';
 import { promisify } from 'node:util';
 import { Octokit } from '@octokit/rest';
-import { REPO_ROOT } from '../helpers/process.ts';
+import { REPO_ROOT, twinboxMain } from '../helpers/process.ts';
 import { tempDir } from '../helpers/twinbox.ts';
 import { exampleFiles, until } from '../helpers/deploy.ts';
 import { startGitHubTwin } from '../../examples/github-twin.ts';
@@ -216,40 +216,36 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
   const githubApi = gh.baseUrl;
 
   const start = async (host: Host, env: Record<string, string>) => {
-    const child = spawn(
-      'ip',
-      ['netns', 'exec', host.name, process.execPath, '--import', 'tsx', 'server/main.ts'],
-      {
-        cwd: REPO_ROOT,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          NODE_ENV: 'development',
-          PORT: '0',
-          LOG_LEVEL: 'info',
-          TWINBOX_BIND_HOST: host.address,
-          TWINBOX_PUBLIC_HOST: host.address,
-          TWINBOX_DATA_DIR: host.dataDir,
-          TWINBOX_DATABASE_URL: pgUrl.toString(),
-          TWINBOX_ADMIN_TOKEN: ADMIN_TOKEN,
-          TWINBOX_SANDBOX_DOMAIN: DOMAIN,
-          TWINBOX_RUNNER_STALE_SECONDS: '6',
-          TWINBOX_DEPLOY_CONCURRENCY: '1',
-          TWINBOX_HEALTH_TIMEOUT_MS: '60000',
-          TWINBOX_INSTALL_EGRESS: '',
-          GITHUB_API_URL: githubApi,
-          GITHUB_OAUTH_URL: githubApi,
-          GITHUB_TOKEN: gh.token,
-          // Every process has the App: any may receive a delivery or work its job, and each handles
-          // the sandbox changes it makes (docs/scaling.md).
-          GITHUB_APP_ID: String(APP_ID),
-          GITHUB_APP_PRIVATE_KEY: appKey,
-          GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
-          ...env,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawn('ip', ['netns', 'exec', host.name, process.execPath, ...twinboxMain()], {
+      cwd: REPO_ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        NODE_ENV: 'development',
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        TWINBOX_BIND_HOST: host.address,
+        TWINBOX_PUBLIC_HOST: host.address,
+        TWINBOX_DATA_DIR: host.dataDir,
+        TWINBOX_DATABASE_URL: pgUrl.toString(),
+        TWINBOX_ADMIN_TOKEN: ADMIN_TOKEN,
+        TWINBOX_SANDBOX_DOMAIN: DOMAIN,
+        TWINBOX_RUNNER_STALE_SECONDS: '6',
+        TWINBOX_DEPLOY_CONCURRENCY: '1',
+        TWINBOX_HEALTH_TIMEOUT_MS: '60000',
+        TWINBOX_INSTALL_EGRESS: '',
+        GITHUB_API_URL: githubApi,
+        GITHUB_OAUTH_URL: githubApi,
+        GITHUB_TOKEN: gh.token,
+        // Every process has the App: any may receive a delivery or work its job, and each handles
+        // the sandbox changes it makes (docs/scaling.md).
+        GITHUB_APP_ID: String(APP_ID),
+        GITHUB_APP_PRIVATE_KEY: appKey,
+        GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
+        ...env,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     host.child = child;
     child.stdout!.on('data', (chunk: Buffer) => (host.output += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (host.output += chunk.toString()));

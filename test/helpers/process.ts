@@ -14,6 +14,18 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
  */
 export const TEST_POD_BUNDLE_DIR = join(tmpdir(), 'twinbox-test-pod-bundle');
 
+/**
+ * The arguments to Node that start Twinbox: `npm start`'s (tsx on server/main.ts), or, under `npm test`,
+ * the runner's bundle of the same entry (TWINBOX_TEST_MAIN, test/runner/files.ts), which starts without
+ * tsx's loader thread: about 1 CPU-second less per process, on a suite that starts dozens. The README's
+ * first run (test/e2e/readme-first-run.test.ts) and `npm start`'s own output (test/logging/pretty.test.ts)
+ * still run `npm start`'s command.
+ */
+export function twinboxMain(): string[] {
+  const bundle = process.env.TWINBOX_TEST_MAIN;
+  return bundle ? [bundle] : ['--import', 'tsx', 'server/main.ts'];
+}
+
 export interface TwinboxProcess {
   child: ChildProcess;
   baseUrl: string;
@@ -23,11 +35,11 @@ export interface TwinboxProcess {
 }
 
 /**
- * Runs Twinbox as `npm start` does (tsx on server/main.ts) in its own process, on a free port, and
+ * Runs Twinbox as `npm start` does (twinboxMain) in its own process, on a free port, and
  * resolves once it listens. Killed at the end of the test if still running.
  */
 export async function spawnTwinbox(t: Test, env: Record<string, string>): Promise<TwinboxProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, twinboxMain(), {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH,
@@ -91,7 +103,7 @@ export async function devApiKey(proc: TwinboxProcess, dataDir: string): Promise<
 export async function runTwinboxToExit(
   env: Record<string, string>,
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, twinboxMain(), {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
