@@ -39,6 +39,9 @@ export interface SandboxLifecycleOptions {
   onChange?: (sandbox: SandboxRecord) => void;
 }
 
+/** The longest a sandbox's teardown waits for what reads from its pod as it ends (holdRelease). */
+const RELEASE_HOLD_MS = 5_000;
+
 /**
  * Moves sandboxes through their states (states.ts) and runs deploys as jobs of the durable job queue
  * (server/jobs/), at most `concurrency` at once in this process. The queue decides who runs which
@@ -63,6 +66,8 @@ export class SandboxLifecycle extends EventEmitter<{
   private readonly jobs: JobQueue;
   private readonly runnerId: string | undefined;
   private readonly queuesForRunners: boolean;
+  /** What must finish before a sandbox's resources go (holdRelease). */
+  private readonly holds: Array<(sandbox: SandboxRecord) => Promise<unknown>> = [];
 
   constructor(options: SandboxLifecycleOptions) {
     super();
@@ -313,8 +318,25 @@ export class SandboxLifecycle extends EventEmitter<{
     }
   }
 
+  /**
+   * Work that reads from a sandbox's pod as the sandbox ends (the timeline's copy of its twins' logs,
+   * started by the event that announces the end) holds its teardown until it is done, at most
+   * RELEASE_HOLD_MS: without the hold, a loaded machine stopped the pod before the copy was read.
+   */
+  holdRelease(hold: (sandbox: SandboxRecord) => Promise<unknown>): void {
+    this.holds.push(hold);
+  }
+
   private async release(sandbox: SandboxRecord): Promise<void> {
     if (!this.deployer) return;
+    if (this.holds.length) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled(this.holds.map((hold) => hold(sandbox))),
+        new Promise((resolve) => (timer = setTimeout(resolve, RELEASE_HOLD_MS))),
+      ]);
+      clearTimeout(timer);
+    }
     try {
       await this.deployer.teardown(sandbox);
     } catch (error) {

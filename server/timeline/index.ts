@@ -85,6 +85,8 @@ export function createTimeline(options: TimelineOptions): Timeline {
     }
   });
   options.lifecycle.on('crashed', archive);
+  // The pod is stopped once the copy is taken (or after the lifecycle's bound), not while it is read.
+  options.lifecycle.holdRelease((sandbox) => twinLogs.copied(sandbox.id));
   const onStep: SandboxEvents['onStep'] = (sandboxId, step, phase, durationMs, error) => {
     if (phase === 'failed') archive(sandboxId);
     events.onStep(sandboxId, step, phase, durationMs, error);

@@ -86,6 +86,11 @@ export class TwinLogs {
     };
   }
 
+  /** Settles once the copy of this sandbox's twin logs, if one was started, is taken. */
+  async copied(sandboxId: string): Promise<void> {
+    await this.archives.get(sandboxId);
+  }
+
   /** Twin names with an archived log for this sandbox. */
   async archivedNames(sandboxId: string): Promise<string[]> {
     const archive = this.archives.get(sandboxId);

@@ -128,6 +128,32 @@ t.test('a failed deploy ends failed with the error, and its resources are releas
   t.same(deployer.tornDown, [body.sandbox_id]);
 });
 
+t.test(
+  'a hold (the copy of twin logs) keeps the teardown waiting until it is done, and no longer',
+  async (t) => {
+    const deployer = new GatedDeployer();
+    const tb = await startTestTwinbox(t, {}, { deployer });
+    const user = await createUser(tb);
+    let letGo: () => void = () => {};
+    const held: string[] = [];
+    tb.lifecycle.holdRelease(async (sandbox) => {
+      held.push(sandbox.id);
+      await new Promise<void>((resolve) => (letGo = resolve));
+    });
+    const { body } = await createSandbox(tb, user.key);
+    await until(() => deployer.started.length === 1, 'deploy');
+    deployer.fail(body.sandbox_id, 'npm run build exited with code 1');
+    await until(() => held.length === 1, 'the hold to be asked');
+    t.same(held, [body.sandbox_id], 'asked with the ending sandbox');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.same(deployer.tornDown, [], 'no teardown while the hold lasts');
+    letGo();
+    await tb.lifecycle.idle();
+    await until(() => deployer.tornDown.length === 1, 'the teardown');
+    t.same(deployer.tornDown, [body.sandbox_id], 'torn down once it is done');
+  },
+);
+
 t.test('DELETE during a deploy cancels it and releases resources; it never becomes ready', async (t) => {
   const deployer = new GatedDeployer();
   const tb = await startTestTwinbox(t, {}, { deployer });
