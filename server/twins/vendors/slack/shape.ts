@@ -173,9 +173,7 @@ export class SlackShape {
         // Slack's description of this answer's message: who posts it (user, team, and bot_id for a bot),
         // and no subtype, where the engine sends only `subtype: bot_message`.
         if (isObject(body.message)) {
-          const bot = this.collection('slack.bots', ['bot_id'])
-            .all()
-            .find((b) => b.user_id === caller);
+          const bot = this.botOf(caller);
           body.message.user ??= caller;
           body.message.team ??= this.team()?.team_id;
           if (bot) body.message.bot_id ??= bot.bot_id;
@@ -189,6 +187,13 @@ export class SlackShape {
         }
         break;
     }
+  }
+
+  /** The bot whose app user `userId` is, if any. */
+  private botOf(userId: unknown): EngineRecord | undefined {
+    return this.collection('slack.bots', ['bot_id'])
+      .all()
+      .find((b) => b.user_id === userId);
   }
 
   private team(): EngineRecord | undefined {
@@ -212,11 +217,7 @@ export class SlackShape {
     u.is_primary_owner ??= owner;
     u.is_restricted ??= false;
     u.is_ultra_restricted ??= false;
-    const bot = u.is_bot
-      ? this.collection('slack.bots', ['bot_id'])
-          .all()
-          .find((b) => b.user_id === u.id)
-      : undefined;
+    const bot = u.is_bot ? this.botOf(u.id) : undefined;
     this.profile(u.profile, bot?.bot_id as string | undefined, u.team_id);
   }
 

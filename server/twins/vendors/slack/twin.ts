@@ -362,6 +362,11 @@ class SlackTwin extends EngineTwin {
     ]);
   }
 
+  /** A write by its method, except the Web API methods that only read (READ_METHODS). */
+  changesState(head: RequestHead): boolean {
+    return changesStateByMethod(head.method) && !READ_METHODS.has(head.url.pathname);
+  }
+
   /**
    * Before any body is read. The engine takes any unknown token as its default user; we do not: a token
    * in the `Authorization` header (or `?token=`) must be one the twin knows (compared in constant time).
@@ -369,10 +374,6 @@ class SlackTwin extends EngineTwin {
    * (capped) and `handle` checks the token. The OAuth pages and client-credential methods are public,
    * incoming webhooks and upload URLs are authorised by the secret in their path.
    */
-  changesState(head: RequestHead): boolean {
-    return changesStateByMethod(head.method) && !READ_METHODS.has(head.url.pathname);
-  }
-
   authorize(head: RequestHead): Authorization {
     const { pathname, searchParams } = head.url;
     if (CLIENT_CREDENTIAL_METHODS.has(pathname) || pathname.startsWith('/oauth/')) return 'public';
