@@ -1,8 +1,11 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { NetworkNamespaces, namespaceEphemeralRange } from '../../server/deploy/confinement/netns.ts';
+import {
+  hostEphemeralRange,
+  NetworkNamespaces,
+  namespaceEphemeralRange,
+} from '../../server/deploy/confinement/netns.ts';
 import { trustedExecutables } from '../../server/deploy/confinement/trusted-executables.ts';
 import { missingPart } from '../helpers/ci.ts';
 
@@ -30,16 +33,11 @@ t.test(
     await namespaces.create(name);
     t.teardown(() => namespaces.remove(name));
 
-    const [hostLow, hostHigh] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
-      .trim()
-      .split(/\s+/)
-      .map(Number) as [number, number];
+    const [hostLow, hostHigh] = hostEphemeralRange();
     const inside = execFileSync(
       tools.ip,
       ['netns', 'exec', name, 'cat', '/proc/sys/net/ipv4/ip_local_port_range'],
-      {
-        encoding: 'utf8',
-      },
+      { encoding: 'utf8' },
     )
       .trim()
       .split(/\s+/)

@@ -55,7 +55,7 @@ export async function deleteNamespace(ip: string, name: string): Promise<number>
 }
 
 /** The host's own range of ephemeral ports (`ip_local_port_range`), where a `PORT=0` listener lands. */
-function hostEphemeralRange(): [number, number] {
+export function hostEphemeralRange(): [number, number] {
   try {
     const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
       .trim()
