@@ -11,9 +11,10 @@
  * the other processes load that module instead of compiling.
  *
  * The module is found by a key of everything it is made from: the description's files (their bytes), the
- * code that rewrites and compiles them (vendor-schema.ts, this file) and ajv's version. Any change to one
- * is another key, so a stale validator is never used. Writes are atomic (a rename), so processes side by
- * side only ever read whole modules. `VENDOR_SCHEMA_CACHE=off` compiles in every process, as needed.
+ * code that rewrites and compiles them (vendor-schema.ts, this file) and ajv's and ajv-formats' versions.
+ * Any change to one is another key, so a stale validator is never used. Writes are atomic (a rename), so
+ * processes side by side only ever read whole modules. `VENDOR_SCHEMA_CACHE=off` compiles in every
+ * process, as needed.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -36,7 +37,10 @@ const requireHere = createRequire(import.meta.url);
 const OWN_CODE = ['vendor-schema.ts', 'vendor-schema-cache.ts'].map((f) =>
   readFileSync(fileURLToPath(new URL(f, import.meta.url))),
 );
-const AJV_VERSION = (requireHere('ajv/package.json') as { version: string }).version;
+/** ajv's and ajv-formats' versions: either one changes the code a schema compiles to. */
+const VERSIONS = ['ajv', 'ajv-formats']
+  .map((name) => (requireHere(`${name}/package.json`) as { version: string }).version)
+  .join('\0');
 
 export const cacheEnabled = (env: NodeJS.ProcessEnv = process.env) => env.VENDOR_SCHEMA_CACHE !== 'off';
 
@@ -51,10 +55,10 @@ export class ValidatorCache {
     private readonly formats: unknown,
     root = cacheRoot(),
   ) {
-    const hash = createHash('sha256').update(`${AJV_VERSION}\0`);
+    const hash = createHash('sha256').update(`${VERSIONS}\0`);
     for (const code of OWN_CODE) hash.update(code).update('\0');
     for (const input of inputs) hash.update(input).update('\0');
-    // `stripe@2022-11-15` → `stripe@2022-11-15`: twin names are plain, but a folder name must not hold `/`.
+    // A twin's name (`stripe@2022-11-15`) names its folder; a character a path could take otherwise is `_`.
     const folder = join(root, twin.replace(/[^\w@.-]/g, '_'));
     this.dir = join(folder, hash.digest('hex').slice(0, 24));
     if (cacheEnabled()) pruneSiblings(folder, this.dir);
