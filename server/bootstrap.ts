@@ -1,4 +1,4 @@
-import { access, writeFile } from 'node:fs/promises';
+import { access, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Twinbox } from './twinbox.ts';
 
@@ -14,7 +14,11 @@ export async function bootstrapLocalOwner(twinbox: Twinbox): Promise<string | un
   if ((await twinbox.store.accounts.count()) === 0) {
     const owner = await twinbox.accounts.create(config.ownerEmail, 'pro');
     const { key } = await twinbox.apiKeys.issue(owner.id, 'local owner (dev-api-key)');
-    await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
+    // Written whole, then renamed into place: whoever sees the file (a script, `$(cat ...)`) reads the
+    // whole key, never an empty or half-written file.
+    const partial = `${keyFile}.${process.pid}.partial`;
+    await writeFile(partial, `${key}\n`, { mode: 0o600 });
+    await rename(partial, keyFile);
     twinbox.logger.info(
       { email: owner.email, key_file: keyFile },
       'created the local owner account and an API key',

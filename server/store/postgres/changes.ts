@@ -1,9 +1,16 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { StoreClosedError, type Collection, type CountWhere } from '../store.ts';
-import { CHANGES_CHANNEL, type PostgresCollection } from './collection.ts';
+import { CHANGES_CHANNEL, type ChangeNotice, type PostgresCollection } from './collection.ts';
 
-/** How long a write waits for its own notice to come back before it resolves anyway. */
+/** The NOTIFY channel on which a process says it has dropped what a notice named: `<schema> <token>`. */
+export const ACKS_CHANNEL = 'twinbox_change_acks';
+/** The first key of the listeners' shared advisory locks ("tw"); the second is the schema's. */
+const LISTENER_LOCK_CLASS = 0x7477;
+/**
+ * How long a write waits for every listening process to confirm its notice before it resolves anyway
+ * (a process that died after the write was counted never confirms).
+ */
 const ECHO_TIMEOUT_MS = 2_000;
 /** Wait before listening again after the listening connection was lost. */
 const RECONNECT_MS = 500;
@@ -13,26 +20,54 @@ interface Invalidated {
   id: string;
 }
 
+/** The advisory lock (two int4 keys) that every process listening for `schema`'s changes holds shared. */
+export function listenerLockOf(schema: string): [number, number] {
+  return [LISTENER_LOCK_CLASS, createHash('sha256').update(schema).digest().readUInt32BE(0) >>> 1];
+}
+
+/** A write of this process waiting for the listening processes to confirm its notice. */
+interface Echo {
+  /** Processes that confirmed, this one included. */
+  confirmed: number;
+  /** How many listened at the write; unknown until the write has answered. */
+  expected: number | undefined;
+  done(): void;
+}
+
 /**
  * Every process's view of writes to cached collections: one connection that LISTENs on
  * CHANGES_CHANNEL. A notice is `<schema> <table> <id> <token>` (tab-separated; ids and schema names hold
  * no tab): stores in other schemas of the database ignore it. While the connection is down the caches
  * are off (`live` false) and emptied, since notices sent meanwhile are lost; they fill again once it
  * listens anew.
+ *
+ * PostgreSQL sends a notice to each listening backend at the commit, but each backend passes it on to
+ * its process on its own time, and the process reads it when its event loop gets to it: a request can
+ * reach another process before its notice does. So each process confirms every notice of another, on
+ * ACKS_CHANNEL, after it dropped the record; and a write resolves once as many processes confirmed as
+ * held the schema's listener lock when it wrote (the lock is taken once listening, and goes with the
+ * connection).
  */
 export class ChangeFeed {
   live = false;
   private client: pg.Client | undefined;
   private closed = false;
   private readonly listeners = new Set<(change: Invalidated | 'all') => void>();
-  /** Writes of this process waiting for their notice to come back. */
-  private readonly echoes = new Map<string, () => void>();
+  /** Writes of this process waiting for the listening processes to confirm their notice. */
+  private readonly echoes = new Map<string, Echo>();
+  /** The schema's listener lock: every listening process holds it shared. */
+  private readonly listenerLock: readonly [number, number];
 
   private constructor(
     private readonly url: string,
     private readonly schema: string,
     private readonly onLost: (error: Error) => void,
-  ) {}
+  ) {
+    this.listenerLock = [
+      LISTENER_LOCK_CLASS,
+      createHash('sha256').update(schema).digest().readUInt32BE(0) >>> 1,
+    ];
+  }
 
   /** Resolves once listening: a store that cannot listen does not start. */
   static async open(url: string, schema: string, onLost: (error: Error) => void): Promise<ChangeFeed> {
@@ -44,7 +79,9 @@ export class ChangeFeed {
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url, application_name: 'twinbox-changes' });
     client.on('notification', (message) => {
-      if (message.channel === CHANGES_CHANNEL && message.payload) this.receive(message.payload);
+      if (!message.payload) return;
+      if (message.channel === CHANGES_CHANNEL) this.receive(client, message.payload);
+      else if (message.channel === ACKS_CHANNEL) this.confirmed(message.payload);
     });
     const lost = (error: Error) => {
       if (this.client !== client) return;
@@ -57,7 +94,9 @@ export class ChangeFeed {
     client.on('error', lost);
     client.on('end', () => lost(new Error('the listening connection ended')));
     await client.connect();
-    await client.query(`LISTEN ${CHANGES_CHANNEL}`);
+    await client.query(`LISTEN ${CHANGES_CHANNEL}; LISTEN ${ACKS_CHANNEL}`);
+    // Held from now on, with the connection: writers count this process among those to confirm.
+    await client.query('SELECT pg_advisory_lock_shared($1, $2)', [...this.listenerLock]);
     this.client = client;
     // Whatever was cached before may have changed while nobody listened.
     for (const listener of this.listeners) listener('all');
@@ -78,18 +117,32 @@ export class ChangeFeed {
     this.live = false;
     for (const listener of this.listeners) listener('all');
     // Nothing will come back on a lost connection: the waiting writes go on.
-    for (const resolve of this.echoes.values()) resolve();
+    for (const echo of [...this.echoes.values()]) echo.done();
     this.echoes.clear();
   }
 
-  private receive(payload: string): void {
+  private receive(client: pg.Client, payload: string): void {
     const [schema, table, id, token] = payload.split('\t');
     if (schema !== this.schema || !table || !id) return;
     for (const listener of this.listeners) listener({ table, id });
-    if (token) {
-      this.echoes.get(token)?.();
-      this.echoes.delete(token);
-    }
+    if (!token) return;
+    const own = this.echoes.get(token);
+    if (own) this.count(own, 1);
+    // Another process's write: it waits for this confirmation. A lost connection fails the query and
+    // the write's wait times out; 'lost' above handles the connection.
+    else client.query('SELECT pg_notify($1, $2)', [ACKS_CHANNEL, `${this.schema}\t${token}`]).catch(() => {});
+  }
+
+  private confirmed(payload: string): void {
+    const [schema, token] = payload.split('\t');
+    if (schema !== this.schema || !token) return;
+    const echo = this.echoes.get(token);
+    if (echo) this.count(echo, 1);
+  }
+
+  private count(echo: Echo, confirmations: number): void {
+    echo.confirmed += confirmations;
+    if (echo.expected !== undefined && echo.confirmed >= echo.expected) echo.done();
   }
 
   onChange(listener: (change: Invalidated | 'all') => void): void {
@@ -97,26 +150,40 @@ export class ChangeFeed {
   }
 
   /**
-   * A notice for a write of `table`/`id`, and a promise that resolves once it came back to this
-   * process (or the wait timed out, or the feed is down). PostgreSQL signals every listening process at
-   * the commit at once, so when this process has its notice, the others have been sent theirs.
+   * A notice for a write of `table`/`id`, and a promise that resolves once every process listening at
+   * the write (this one included) has dropped the record, or the wait timed out, or the feed is down.
    */
-  notice(table: string, id: string): { payload: string; echoed: Promise<void>; cancel(): void } {
+  notice(table: string, id: string): { notice: ChangeNotice; echoed: Promise<void>; cancel(): void } {
     const token = randomBytes(8).toString('hex');
     const payload = `${this.schema}\t${table}\t${id}\t${token}`;
-    if (!this.live) return { payload, echoed: Promise.resolve(), cancel: () => {} };
-    let timer: NodeJS.Timeout | undefined;
-    const echoed = new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.echoes.delete(token);
-        resolve();
+    const listenerLock = this.listenerLock;
+    if (!this.live)
+      return {
+        notice: { payload, listenerLock, sent: () => {} },
+        echoed: Promise.resolve(),
+        cancel: () => {},
       };
-      this.echoes.set(token, done);
-      timer = setTimeout(done, ECHO_TIMEOUT_MS);
+    let timer: NodeJS.Timeout | undefined;
+    let echo!: Echo;
+    const echoed = new Promise<void>((resolve) => {
+      echo = {
+        confirmed: 0,
+        expected: undefined,
+        done: () => {
+          clearTimeout(timer);
+          this.echoes.delete(token);
+          resolve();
+        },
+      };
+      this.echoes.set(token, echo);
+      timer = setTimeout(echo.done, ECHO_TIMEOUT_MS);
       timer.unref();
     });
-    return { payload, echoed, cancel: () => this.echoes.get(token)?.() };
+    const sent = (listeners: number) => {
+      echo.expected = listeners;
+      this.count(echo, 0);
+    };
+    return { notice: { payload, listenerLock, sent }, echoed, cancel: echo.done };
   }
 
   async close(): Promise<void> {
@@ -191,11 +258,11 @@ export class CachedCollection<T extends { id: string }> implements Collection<T>
     return this.written(id, (notice) => this.inner.delete(id, notice));
   }
 
-  private async written<R>(id: string, write: (notice: string) => Promise<R>): Promise<R> {
+  private async written<R>(id: string, write: (notice: ChangeNotice) => Promise<R>): Promise<R> {
     const notice = this.feed.notice(this.inner.name, id);
     let result: R;
     try {
-      result = await write(notice.payload);
+      result = await write(notice.notice);
     } catch (error) {
       notice.cancel();
       this.drop(id);

@@ -13,6 +13,22 @@ import {
 /** The NOTIFY channel of changes to cached collections (changes.ts); payloads name their schema. */
 export const CHANGES_CHANNEL = 'twinbox_changes';
 
+/**
+ * A write's notice to the other processes (changes.ts): the NOTIFY payload, the advisory lock that
+ * every listening process of the schema holds shared, and where to report, once the write committed a
+ * row, how many held it at the write.
+ */
+export interface ChangeNotice {
+  payload: string;
+  listenerLock: readonly [number, number];
+  sent(listeners: number): void;
+}
+
+/** The listening processes of a schema: the holders of its change feed's shared advisory lock. */
+const LISTENERS = (lock: string, object: string) =>
+  `(SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND classid = ${lock}::oid ` +
+  `AND objid = ${object}::oid AND objsubid = 2 AND granted)`;
+
 /** SQLSTATE of a unique index refusing a row. */
 const UNIQUE_VIOLATION = '23505';
 
@@ -94,19 +110,22 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   /**
    * `notice`, given, is sent with NOTIFY on CHANGES_CHANNEL in the same transaction as the write (so at
    * its commit, and only if it commits and changed a row): how other processes learn to drop what
-   * they cached of the record (changes.ts).
+   * they cached of the record (changes.ts). The same statement counts the listening processes.
    */
-  async insert(record: T, notice?: string): Promise<T> {
+  async insert(record: T, notice?: ChangeNotice): Promise<T> {
     this.open();
     if (!SAFE_RECORD_ID.test(record.id)) throw new UnsafeIdError(this.name, record.id);
     try {
       const insert = `INSERT INTO ${this.table} (id, data) VALUES ($1, $2::jsonb)`;
       if (notice === undefined) await this.pool.query(insert, [record.id, encodeJson(record)]);
-      else
-        await this.pool.query(
-          `WITH written AS (${insert} RETURNING id) SELECT pg_notify($3, $4) FROM written`,
-          [record.id, encodeJson(record), CHANGES_CHANNEL, notice],
+      else {
+        const { rows } = await this.pool.query<{ listeners: number }>(
+          `WITH written AS (${insert} RETURNING id) ` +
+            `SELECT pg_notify($3, $4), ${LISTENERS('$5', '$6')} AS listeners FROM written`,
+          [record.id, encodeJson(record), CHANGES_CHANNEL, notice.payload, ...notice.listenerLock],
         );
+        if (rows[0]) notice.sent(rows[0].listeners);
+      }
     } catch (error) {
       throw this.translate(error);
     }
@@ -118,7 +137,7 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
    * or any other, run one after the other on the latest committed state; `change` runs in between,
    * and its throwing rolls the transaction back.
    */
-  async update(id: string, change: (current: T) => T, notice?: string): Promise<T | undefined> {
+  async update(id: string, change: (current: T) => T, notice?: ChangeNotice): Promise<T | undefined> {
     this.open();
     if (!SAFE_RECORD_ID.test(id)) return undefined;
     return this.transaction(async (client) => {
@@ -131,23 +150,29 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
       const next = change(current);
       if (next.id !== id) throw new Error(`${this.name}: update may not change a record's id`);
       await client.query(`UPDATE ${this.table} SET data = $2::jsonb WHERE id = $1`, [id, encodeJson(next)]);
-      if (notice !== undefined) await client.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, notice]);
+      if (notice !== undefined) {
+        const { rows } = await client.query<{ listeners: number }>(
+          `SELECT pg_notify($1, $2), ${LISTENERS('$3', '$4')} AS listeners`,
+          [CHANGES_CHANNEL, notice.payload, ...notice.listenerLock],
+        );
+        notice.sent(rows[0]!.listeners);
+      }
       return next;
     });
   }
 
-  async delete(id: string, notice?: string): Promise<boolean> {
+  async delete(id: string, notice?: ChangeNotice): Promise<boolean> {
     this.open();
     if (!SAFE_RECORD_ID.test(id)) return false;
     const remove = `DELETE FROM ${this.table} WHERE id = $1`;
-    const { rowCount } =
-      notice === undefined
-        ? await this.pool.query(remove, [id])
-        : await this.pool.query(
-            `WITH removed AS (${remove} RETURNING id) SELECT pg_notify($2, $3) FROM removed`,
-            [id, CHANGES_CHANNEL, notice],
-          );
-    return (rowCount ?? 0) > 0;
+    if (notice === undefined) return ((await this.pool.query(remove, [id])).rowCount ?? 0) > 0;
+    const { rows } = await this.pool.query<{ listeners: number }>(
+      `WITH removed AS (${remove} RETURNING id) ` +
+        `SELECT pg_notify($2, $3), ${LISTENERS('$4', '$5')} AS listeners FROM removed`,
+      [id, CHANGES_CHANNEL, notice.payload, ...notice.listenerLock],
+    );
+    if (rows[0]) notice.sent(rows[0].listeners);
+    return rows.length > 0;
   }
 
   /**
