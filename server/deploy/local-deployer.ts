@@ -220,9 +220,18 @@ export class LocalDeployer implements Deployer {
       await recorded?.catch(() => {});
       throw await this.failed(ctx, error, 'deploy');
     } finally {
-      // Once the deploy is done, not while it runs: formatting the next spare would compete with it.
-      this.spareImages.refill();
+      this.refillSpares();
     }
+  }
+
+  /**
+   * Once a deploy or resume is done, not while it runs: starting the next spare pod and formatting the
+   * next spare image would compete for the CPU with its app's start (the spare pool is a head start for
+   * the next deploy, not this one).
+   */
+  private refillSpares(): void {
+    this.opts.pods.warm();
+    this.spareImages.refill();
   }
 
   /**
@@ -256,6 +265,8 @@ export class LocalDeployer implements Deployer {
       };
     } catch (error) {
       throw await this.failed(ctx, error, 'deploy');
+    } finally {
+      this.refillSpares();
     }
   }
 
@@ -324,6 +335,8 @@ export class LocalDeployer implements Deployer {
       this.opts.logger.info({ sandbox_id: sandbox.id, timings }, 'sandbox resumed after a restart');
     } catch (error) {
       throw await this.failed(ctx, error, 'resume');
+    } finally {
+      this.refillSpares();
     }
   }
 

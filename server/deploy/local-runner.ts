@@ -1,6 +1,13 @@
+import { existsSync } from 'node:fs';
 import { DeployFailure } from '../sandboxes/deployer.ts';
 import type { SandboxRecord, TwinEntry } from '../store/records.ts';
-import { APP_PORT, APP_PORT_BESIDE_PUBLIC, INSTALL_PROXY_PORT, TRUST_ENV } from '../pod/layout.ts';
+import {
+  APP_PORT,
+  APP_PORT_BESIDE_PUBLIC,
+  INSTALL_PROXY_PORT,
+  TRUST_PATHS,
+  trustEnv,
+} from '../pod/layout.ts';
 import { TwinAdminClient } from '../twins/kit/admin-client.ts';
 import type { ExecSpec, Isolation } from './confinement/isolation.ts';
 import { PidFiles, runStep, spawnGroup, type Exit, type GroupProcess } from './confinement/processes.ts';
@@ -115,14 +122,16 @@ export class LocalRunner implements DeployRunner {
   }
 
   /**
-   * The environment of the sandbox's commands: the app's, after the variables that make them trust the
-   * sandbox's CA (server/pod/layout.ts) when its pod guards a namespace of its own. The app's own `env`
-   * may override them (a team that ships its own CA file), at the cost of the vendors' host names.
+   * The environment of the sandbox's commands: the app's, with the variables that make them trust the
+   * sandbox's CA (server/pod/layout.ts trustEnv) when its pod guards a namespace of its own.
    */
   private env(ctx: DeployContext): Record<string, string> {
     const pod = this.running.pods.get(ctx.sandbox.id);
-    return pod?.netnsPath ? { ...TRUST_ENV, ...ctx.appEnv! } : ctx.appEnv!;
+    return pod?.netnsPath ? trustEnv(ctx.appEnv!, { systemBundle: this.systemBundle }) : ctx.appEnv!;
   }
+
+  /** Whether this host has the system's CA bundle, which the pod appends the sandbox's CA to. */
+  private readonly systemBundle = existsSync(TRUST_PATHS.system);
 
   /** A command of the sandbox: in its cgroup, its network namespace (when it has one), its workspace. */
   private spec(ctx: DeployContext, command: string, extra: Partial<ExecSpec> = {}): ExecSpec {

@@ -9,15 +9,28 @@ export const TRUST_PATHS = {
 } as const;
 
 /**
- * The variables that make a sandbox's programs trust its CA beside the system's: Node adds the one
- * certificate to its own store; OpenSSL-based clients that take a file (Python's requests, Ruby, curl,
- * git) read the whole bundle.
+ * The variables that make a sandbox's programs trust its CA beside the system's, under the app's own
+ * `env` (which may override them: a team that ships its own CA file, at the cost of the vendors' host
+ * names). OpenSSL-based clients that take a file (Python's requests, Ruby, curl, git) read the bundle,
+ * the system's with the CA appended. Node reads the same bundle through OpenSSL (`--use-openssl-ca` in
+ * NODE_OPTIONS), lazily, at its first TLS connection. NODE_EXTRA_CA_CERTS would add the one certificate to
+ * Node's own store instead, but Node 20 then builds its whole root store while it starts: 17-30 ms on
+ * every start of the app, before its first answer (docs/benchmarks.md). It is the fallback where the
+ * bundle would not do: the host has no system bundle (Node would trust the CA alone, and not the npm
+ * registry), the app names its own SSL_CERT_FILE, or its NODE_OPTIONS picks Node's bundled store.
  */
-export const TRUST_ENV: Readonly<Record<string, string>> = {
-  NODE_EXTRA_CA_CERTS: TRUST_PATHS.certificate,
-  SSL_CERT_FILE: TRUST_PATHS.bundle,
-  REQUESTS_CA_BUNDLE: TRUST_PATHS.bundle,
-};
+export function trustEnv(
+  appEnv: Readonly<Record<string, string>>,
+  host: { systemBundle: boolean },
+): Record<string, string> {
+  const files = { SSL_CERT_FILE: TRUST_PATHS.bundle, REQUESTS_CA_BUNDLE: TRUST_PATHS.bundle };
+  const own = appEnv.NODE_OPTIONS?.trim() ?? '';
+  const bundleForNode =
+    host.systemBundle && appEnv.SSL_CERT_FILE === undefined && !/(^|\s)--use-bundled-ca\b/.test(own);
+  if (!bundleForNode) return { ...files, NODE_EXTRA_CA_CERTS: TRUST_PATHS.certificate, ...appEnv };
+  const nodeOptions = /(^|\s)--use-openssl-ca\b/.test(own) ? own : `--use-openssl-ca${own ? ` ${own}` : ''}`;
+  return { ...files, ...appEnv, NODE_OPTIONS: nodeOptions };
+}
 
 /**
  * The files and ports a sandbox pod and Twinbox agree on. The pod directory holds Unix sockets, the one

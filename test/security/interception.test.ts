@@ -59,9 +59,9 @@ function privateKeys(roots) {
 }
 async function probe() {
   const env = process.env;
-  const caPem = fs.readFileSync(env.NODE_EXTRA_CA_CERTS, 'utf8');
+  const caPem = fs.readFileSync('/etc/twinbox/sandbox-ca.pem', 'utf8');
   return {
-    trust_env: { NODE_EXTRA_CA_CERTS: env.NODE_EXTRA_CA_CERTS, SSL_CERT_FILE: env.SSL_CERT_FILE, REQUESTS_CA_BUNDLE: env.REQUESTS_CA_BUNDLE },
+    trust_env: { NODE_EXTRA_CA_CERTS: env.NODE_EXTRA_CA_CERTS, NODE_OPTIONS: env.NODE_OPTIONS, SSL_CERT_FILE: env.SSL_CERT_FILE, REQUESTS_CA_BUNDLE: env.REQUESTS_CA_BUNDLE },
     ca_pem: caPem,
     system_bundle_has_ca: fs.readFileSync('/etc/ssl/certs/ca-certificates.crt', 'utf8').includes(caPem.trim()),
     // First: Node's list below shows what Python made.
@@ -153,7 +153,8 @@ t.test('unmodified clients inside a sandbox reach its twins at the vendors’ ho
   t.same(
     seen.trust_env,
     {
-      NODE_EXTRA_CA_CERTS: '/etc/twinbox/sandbox-ca.pem',
+      // Node reads the bundle through OpenSSL, lazily (server/pod/layout.ts trustEnv).
+      NODE_OPTIONS: '--use-openssl-ca',
       SSL_CERT_FILE: '/etc/twinbox/ca-certificates.crt',
       REQUESTS_CA_BUNDLE: '/etc/twinbox/ca-certificates.crt',
     },

@@ -214,7 +214,7 @@ export class PodManager {
   }
 
   /**
-   * Fills the spare pool; call once at start. A spare is in the pool as the promise of its warm-up
+   * Fills the spare pool: at start, and after each deploy that took a pod. A spare is in the pool as the promise of its warm-up
    * (warmTwins) done, and a deploy takes it once started, without waiting for the warm-up.
    */
   warm(): void {
@@ -243,13 +243,14 @@ export class PodManager {
 
   /**
    * A started pod for `sandboxId`: a spare when one is ready, else a new one. `twins`, the twins it will
-   * start, are what the next spare warms.
+   * start, are what the next spare warms. The pool is not refilled here: a pod's start is a few hundred
+   * milliseconds of CPU, which on a small machine would slow the very app start this deploy waits for.
+   * The deployer calls warm() once its deploy is done.
    */
   async acquire(sandboxId: string, twins: readonly string[] = []): Promise<Pod> {
     this.expect(twins);
     const spare = this.spares.shift();
     if (spare) this.taken.add(spare);
-    this.warm();
     let pod: Pod;
     try {
       pod = spare ? await (this.startedOf.get(spare) ?? spare) : await this.create();
