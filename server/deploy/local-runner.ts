@@ -210,12 +210,15 @@ export class LocalRunner implements DeployRunner {
     );
   }
 
+  openAppPort(ctx: DeployContext, port: number): Promise<void> {
+    // The pod's pipe from its app socket to the port: it only forwards connections, and none come before
+    // the health check.
+    return this.opts.pods.exposeApp(this.running.pods.get(ctx.sandbox.id)!, port);
+  }
+
   async startApp(ctx: DeployContext, port: number | undefined): Promise<GroupProcess> {
     const id = ctx.sandbox.id;
-    // The pod opens its pipe to the app's port while the app starts, not after: the pipe only forwards
-    // connections, and none come before the health check, which waits for both.
-    const exposed =
-      port === undefined ? undefined : this.opts.pods.exposeApp(this.running.pods.get(id)!, port);
+    const exposed = port === undefined ? undefined : (ctx.appPortOpened ?? this.openAppPort(ctx, port));
     exposed?.catch(() => {});
     const app = spawnGroup(
       this.spec(ctx, ctx.profile!.start, { readOnly: ctx.readOnly }),

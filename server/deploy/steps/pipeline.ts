@@ -51,6 +51,10 @@ export interface DeployContext {
   /** Paths the app may read besides its workspace (the dependency cache). */
   readOnly: string[];
   app?: GroupProcess;
+  /** The twins' webhooks being pointed at the app, begun by `start` (pointWebhooks). */
+  webhooksPointed?: Promise<void>;
+  /** The way to the app's port being opened, begun once the port is known (settleAppEnvironment). */
+  appPortOpened?: Promise<void>;
 }
 
 /**
@@ -64,6 +68,11 @@ export interface DeployRunner {
   startTwins(ctx: DeployContext, names: string[]): Promise<Record<string, TwinEntry>>;
   /** The port the app must listen on (inside its namespace when it has one). */
   appPort(ctx: DeployContext): Promise<number>;
+  /**
+   * Opens the way from outside to the app's port, ahead of the app's start (nothing uses it before the
+   * health check); startApp waits for `ctx.appPortOpened`.
+   */
+  openAppPort(ctx: DeployContext, port: number): Promise<void>;
   /** Runs install (dependencies) for the profile; may add cached paths to ctx.readOnly. */
   install(ctx: DeployContext): Promise<void>;
   /** Runs one command confined, to its end. */
@@ -92,7 +101,7 @@ const STATIC_SERVER_SOURCE = new URL('./static-server.mjs', import.meta.url);
 
 /**
  * The steps of a deploy, in order: source → profile → twins → install → build → start (and health) →
- * webhooks.
+ * webhooks (begun while the app starts).
  */
 export const DEPLOY_STEPS: DeployStep[] = [
   {
@@ -172,6 +181,10 @@ export const DEPLOY_STEPS: DeployStep[] = [
           : `start: ${profile.start} (${profile.portVariable}=${port})`,
       );
       ctx.app = await runner.startApp(ctx, port);
+      // The twins are pointed at the app while it starts (the `webhooks` step waits for it): each
+      // pointing is a durable write of the twin's state, which would otherwise follow the health check.
+      ctx.webhooksPointed = pointWebhooks(ctx, runner);
+      ctx.webhooksPointed.catch(() => {}); // awaited by the webhooks step; not unhandled meanwhile
       const healthBegan = Date.now();
       await runner.waitHealthy(ctx, port).catch((error: unknown) => {
         if (!(error instanceof HealthCheckError)) throw error;
@@ -191,40 +204,46 @@ export const DEPLOY_STEPS: DeployStep[] = [
     },
   },
   {
-    // Only now: a twin's events need an app that answers, and the app's URL is the runner's to know.
+    // Begun by `start` once the app was spawned: this waits for it (or does it, if `start` did not run).
     name: 'webhooks',
     async run(ctx, runner) {
-      const twins = Object.keys(ctx.twins ?? {});
-      if (!twins.length) return;
-      if (ctx.port === undefined) {
-        ctx.log.note(`webhooks: none: the app has no HTTP port (port: false), so its twins deliver nowhere`);
-        return;
-      }
-      const { plans, notes } = planWebhooks(twins, ctx.profile!.webhooks, ctx.envVars ?? {});
-      for (const note of notes) ctx.log.note(`webhooks: ${note}`);
-      const origin = runner.appOriginForTwins(ctx);
-      await Promise.all(
-        plans.map(async (plan) => {
-          const url = `${origin}${plan.path}`;
-          await runner
-            .setWebhookTarget(ctx, plan.twin, { url, secret: plan.secret })
-            .catch((error: Error) => {
-              throw new Error(
-                `Webhooks: the ${plan.twin} twin could not be pointed at the app: ${error.message}`,
-              );
-            });
-          ctx.log.note(
-            `webhooks: ${plan.twin} events go to ${url} (${plan.from}), signed with ${plan.secretVar}`,
-          );
-        }),
-      );
+      await (ctx.webhooksPointed ?? pointWebhooks(ctx, runner));
     },
   },
 ];
 
 /**
+ * Points each twin's webhooks at the app. Begun as soon as the app is spawned, not once it answers: the
+ * app's URL for its twins is known before it starts, and an event a twin sends before the app answers
+ * (one its own start-up calls caused) is retried, as the vendors retry a failed delivery.
+ */
+async function pointWebhooks(ctx: DeployContext, runner: DeployRunner): Promise<void> {
+  const twins = Object.keys(ctx.twins ?? {});
+  if (!twins.length) return;
+  if (ctx.port === undefined) {
+    ctx.log.note(`webhooks: none: the app has no HTTP port (port: false), so its twins deliver nowhere`);
+    return;
+  }
+  const { plans, notes } = planWebhooks(twins, ctx.profile!.webhooks, ctx.envVars ?? {});
+  for (const note of notes) ctx.log.note(`webhooks: ${note}`);
+  const origin = runner.appOriginForTwins(ctx);
+  await Promise.all(
+    plans.map(async (plan) => {
+      const url = `${origin}${plan.path}`;
+      await runner.setWebhookTarget(ctx, plan.twin, { url, secret: plan.secret }).catch((error: Error) => {
+        throw new Error(`Webhooks: the ${plan.twin} twin could not be pointed at the app: ${error.message}`);
+      });
+      ctx.log.note(
+        `webhooks: ${plan.twin} events go to ${url} (${plan.from}), signed with ${plan.secretVar}`,
+      );
+    }),
+  );
+}
+
+/**
  * The second half of the `twins` step, once `ctx.twins` is known: the app's variables (unless the context
- * has them already: a resumed sandbox keeps those of its deploy), its port and its whole environment. A
+ * has them already: a resumed sandbox keeps those of its deploy), its port and its whole environment, and
+ * the way to its port opened. A
  * resume, whose twins come back from their saved state instead of being started, runs it too.
  */
 export async function settleAppEnvironment(ctx: DeployContext, runner: DeployRunner): Promise<void> {
@@ -239,6 +258,11 @@ export async function settleAppEnvironment(ctx: DeployContext, runner: DeployRun
   // Install and build see the app's environment too (build tools read API URLs, PORT...).
   ctx.port = profile.port === false ? undefined : await runner.appPort(ctx);
   ctx.appEnv = appEnvironment(appDirectory(ctx), ctx.envVars, profile, ctx.port, runner.appUrl(ctx));
+  // Now, not when the app starts: then it would be one more round trip before the health check.
+  if (ctx.port !== undefined) {
+    ctx.appPortOpened = runner.openAppPort(ctx, ctx.port);
+    ctx.appPortOpened.catch(() => {}); // awaited by startApp; not unhandled meanwhile
+  }
 }
 
 /** The folder the app's commands run in: the workspace, or its `root:` folder. */
