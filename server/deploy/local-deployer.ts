@@ -172,6 +172,9 @@ export class LocalDeployer implements Deployer {
       // the pod is taken and its twins start: none needs the others. Whatever was at its path goes first.
       const workspaceMade = createWorkspace(ctx.workspace, this.opts.diskBytes, { spares: this.spareImages });
       workspaceMade.catch(() => {});
+      // The source's commit is asked for meanwhile too (a call to GitHub); the source step waits for it.
+      ctx.earlySource = this.runner.source.resolve(sandbox, signal);
+      ctx.earlySource.catch(() => {});
       const pod = await this.acquirePod(sandbox.id, ctx).catch(async (error: unknown) => {
         // Settled before the failure releases the sandbox, so no mount is made after its cleanup.
         await workspaceMade.catch(() => {});

@@ -6,7 +6,7 @@ import type { LogSink } from '../confinement/logs.ts';
 import type { GroupProcess } from '../confinement/processes.ts';
 import { HealthCheckError, NO_PORT_SETTLE_MS } from './health.ts';
 import { ProfileError, readProfile, STATIC_SERVER_PATH, type RuntimeProfile } from './profile.ts';
-import type { SourceFetcher } from './source.ts';
+import type { ResolvedSource, SourceFetcher } from './source.ts';
 import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from './twin-plan.ts';
 import { planWebhooks } from './webhook-targets.ts';
 
@@ -40,6 +40,8 @@ export interface DeployContext {
   seeds: Record<string, unknown>;
   /** Twins asked for by name start while the source downloads. */
   earlyTwins?: Promise<Record<string, TwinEntry>>;
+  /** The branch or pull request resolved to a commit while the workspace is made. */
+  earlySource?: Promise<ResolvedSource>;
   profile?: RuntimeProfile;
   twins?: Record<string, TwinEntry>;
   /** The variables the app gets from the twins, the profile and the caller (the spec's `env_vars`). */
@@ -111,7 +113,7 @@ export const DEPLOY_STEPS: DeployStep[] = [
       const failure = (error: Error) => {
         throw ctx.signal.aborted ? error : new DeployFailure(error.message);
       };
-      const source = await runner.source.resolve(ctx.sandbox, ctx.signal).catch(failure);
+      const source = await (ctx.earlySource ?? runner.source.resolve(ctx.sandbox, ctx.signal)).catch(failure);
       ctx.log.note(`source: ${source.describe} at ${source.sha}`);
       const files = await runner.source.fetch(source, ctx.workspace, ctx.signal).catch(failure);
       ctx.log.note(`source: ${files} files`);
