@@ -227,6 +227,9 @@ async function clerkFlow(t: Test, sdk: ClerkSdk, env: Record<string, string>) {
   t.equal((gone as unknown as { deleted: boolean }).deleted, true);
   const missing = await clerk.users.getUser(grace.id).catch((e) => e);
   t.equal(missing.status, 404);
+  const after = await clerk.users.getUserList();
+  t.equal(after.totalCount, after.data.length, 'the count a list carries leaves the deleted user out');
+  t.equal(after.totalCount, 1);
   t.equal(missing.errors[0].code, 'resource_not_found');
   return { ada, grace, labs, session, jwt };
 }
