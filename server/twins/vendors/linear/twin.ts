@@ -67,9 +67,14 @@ interface PreparedCall {
   last?: { status: number; engineText: string; out: Buffer };
 }
 
-/** Request bodies kept per twin (`prepareCall`), and the largest engine answer kept beside one. */
+/**
+ * Bounds of what a twin keeps of its requests (`prepareCall`): how many bodies, and the size of bodies and
+ * answers together (a sandbox fleet runs many twins; an app's few documents fit well within it). Past
+ * either, it starts over; a body or answer over an eighth of it is not kept at all.
+ */
 const PREPARED_CALLS_MAX = 200;
-const REMEMBERED_ANSWER_MAX = 256 * 1024;
+const KEPT_SIZE_MAX = 1024 * 1024;
+const KEPT_ANSWER_MAX = KEPT_SIZE_MAX / 8;
 /** What `json()` (runtime/http.ts) labels an answer with, for the answers made from bytes here. */
 const LINEAR_JSON = { 'content-type': 'application/json; charset=utf-8' };
 
@@ -77,6 +82,8 @@ class LinearTwin extends EngineTwin {
   private readonly hooked = new WeakSet<object>();
   /** Prepared request bodies by their text (`prepareCall`). */
   private readonly calls = new Map<string, PreparedCall>();
+  /** Size of the bodies and answers `calls` holds (characters of text, bytes of shaped answers). */
+  private keptSize = 0;
 
   constructor(engine: Engine, baseUrl: string, credentials: Record<string, string>) {
     super(engine, baseUrl, credentials, linearSigner);
@@ -189,9 +196,23 @@ class LinearTwin extends EngineTwin {
           this.baseUrl,
         )) ?? answer.data;
     const out = Buffer.from(JSON.stringify(answer));
-    if (engineText.length <= REMEMBERED_ANSWER_MAX)
-      call.last = { status: response.status, engineText, out: Buffer.from(out) };
+    this.keepAnswer(text, call, { status: response.status, engineText, out: Buffer.from(out) });
     return bytesAnswer(out, { status: response.status, headers: LINEAR_JSON });
+  }
+
+  /** Keeps `last` beside the prepared call of `text`, within the bounds (KEPT_SIZE_MAX). */
+  private keepAnswer(text: string, call: PreparedCall, last: NonNullable<PreparedCall['last']>): void {
+    const size = last.engineText.length + last.out.length;
+    // A call dropped meanwhile (the map started over) is not kept again here.
+    if (size > KEPT_ANSWER_MAX || this.calls.get(text) !== call) return;
+    this.keptSize += size - (call.last ? call.last.engineText.length + call.last.out.length : 0);
+    call.last = last;
+    if (this.keptSize > KEPT_SIZE_MAX) this.forgetCalls();
+  }
+
+  private forgetCalls(): void {
+    this.calls.clear();
+    this.keptSize = 0;
   }
 
   /**
@@ -233,8 +254,11 @@ class LinearTwin extends EngineTwin {
       }),
     };
     // Bounded: a client that sends ever new bodies (variables that change each call) starts it over.
-    if (this.calls.size >= PREPARED_CALLS_MAX) this.calls.clear();
+    const size = text.length + call.engineBody.length;
+    if (size > KEPT_ANSWER_MAX) return call;
+    if (this.calls.size >= PREPARED_CALLS_MAX || this.keptSize + size > KEPT_SIZE_MAX) this.forgetCalls();
     this.calls.set(text, call);
+    this.keptSize += size;
     return call;
   }
 
