@@ -57,9 +57,10 @@ export interface TwinDriver {
   /**
    * Whether a request (past `authorize`) may change the twin's state: the instance then makes the change
    * durable before answering, and reads do not pay for it. Default: `changesStateByMethod`. A twin whose
-   * reads also change state says so here (GitHub: its OAuth authorize page can issue a code).
+   * reads also change state says so here (GitHub: its OAuth authorize page can issue a code), and one
+   * whose reads are POSTs too (Linear's GraphQL) tells them apart by `body`, the request's bytes.
    */
-  changesState?(head: RequestHead): boolean;
+  changesState?(head: RequestHead, body: Buffer): boolean;
   /**
    * Answers a request that passed `authorize` (its verdict is `granted`) and the runtime's input screen,
    * both run once, at the runtime's door: a driver does not repeat them.

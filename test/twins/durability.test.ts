@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFile, readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { LinearClient } from '@linear/sdk';
 import { Resend } from 'resend';
 import Stripe from 'stripe';
 import { journalPath, snapshotPath } from '../../server/twins/runtime/persistence.ts';
@@ -174,6 +175,43 @@ t.test('reads write nothing; a torn last journal record is dropped, the ones bef
   );
   t.equal(again.id, proto.id, 'the Idempotency-Key `__proto__` was kept as a key: the same customer again');
   t.match(second.stderr(), /journal replay stopped early.*torn/, 'the torn record is reported');
+  await killNow(second);
+});
+
+// Linear's reads and writes are all POST /graphql: the twin tells them apart by the document
+// (LinearTwin.changesState), so a query is not saved and a mutation is on disk before its answer.
+t.test('linear: a query writes nothing, a mutation is on disk when answered', async (t) => {
+  const dataDir = await tempDir(t);
+  const seed = {
+    organization: { name: 'Acme', url_key: 'acme' },
+    users: [{ email: 'ada@acme.dev', name: 'Ada Lovelace', admin: true }],
+    teams: [{ key: 'WEB', name: 'Web' }],
+  };
+  const first = await hostProcess(t, {
+    DURABLE_DATA_DIR: dataDir,
+    DURABLE_TWINS: 'linear',
+    DURABLE_SEEDS: JSON.stringify({ linear: seed }),
+  });
+  const env = first.entries.linear!.env_vars;
+  const linear = new LinearClient({ apiKey: env.LINEAR_API_KEY, apiUrl: env.LINEAR_API_URL });
+  const web = (await linear.teams()).nodes.find((team) => team.key === 'WEB')!;
+  t.ok(web, 'the seeded team');
+  const log = journalPath(dataDir, SANDBOX, 'linear');
+  const size = (await stat(log)).size;
+  for (let i = 0; i < 5; i++) {
+    t.equal((await linear.viewer).email, 'ada@acme.dev');
+    await linear.issues();
+  }
+  t.equal((await stat(log)).size, size, 'ten queries added nothing to the journal');
+  const created = await linear.createIssue({ teamId: web.id, title: 'Saved before answered' });
+  const issue = (await created.issue)!;
+  t.ok((await stat(log)).size > size, 'the mutation is in the journal');
+  await killNow(first);
+
+  const second = await hostProcess(t, { DURABLE_DATA_DIR: dataDir, DURABLE_MODE: 'restore' });
+  const after = second.entries.linear!.env_vars;
+  const restored = new LinearClient({ apiKey: after.LINEAR_API_KEY, apiUrl: after.LINEAR_API_URL });
+  t.equal((await restored.issue(issue.id)).title, 'Saved before answered', 'the answered mutation is kept');
   await killNow(second);
 });
 

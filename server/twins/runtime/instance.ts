@@ -346,7 +346,7 @@ export class TwinInstance {
         sendContinue(req, res);
         body = await readBody(req, this.bodyLimitBytes);
         read = true;
-        changes = this.driver.changesState?.({ method, url, headers }) ?? changesStateByMethod(method);
+        changes = this.driver.changesState?.({ method, url, headers }, body) ?? changesStateByMethod(method);
         await screenRequest(url.searchParams, body, headers.get('content-type') ?? '', {
           jsonFormFields: this.driver.jsonFormFields,
         });
