@@ -411,6 +411,30 @@ t.test('the keys GitHub sends: repositories, organizations to their owners, bran
   t.same(read.required_linear_history, { enabled: false });
 });
 
+t.test(
+  "a repository read again is the caller's as it is now, though the repository did not change",
+  async (t) => {
+    // The twin reuses a repository answer it finished for the same engine answer and the same access
+    // (shape.ts, `repositories`): a role that changed, or another caller, must still show.
+    const { gh, octokit } = await twin(t);
+    const shop = { owner: 'octocat', repo: 'shop' };
+    const hubot = await clientAs(gh, 'hubot');
+    const anonymous = githubClient({ baseUrl: gh.baseUrl });
+    const before = (await hubot.repos.get(shop)).data;
+    t.same(before.permissions, { admin: false, maintain: false, push: false, triage: false, pull: true });
+    t.notOk('permissions' in (await anonymous.repos.get(shop)).data, 'none for an anonymous caller');
+    t.equal((await octokit.repos.get(shop)).data.permissions?.admin, true, "the owner's");
+    t.notOk('permissions' in (await anonymous.repos.get(shop)).data, 'still none');
+
+    const invited = await octokit.repos.addCollaborator({ ...shop, username: 'hubot', permission: 'push' });
+    await hubot.repos.acceptInvitationForAuthenticatedUser({ invitation_id: invited.data.id });
+    const after = (await hubot.repos.get(shop)).data;
+    t.equal(after.updated_at, before.updated_at, 'the repository itself is as it was');
+    t.same(after.permissions, { admin: false, maintain: false, push: true, triage: true, pull: true });
+    t.equal((await hubot.repos.get(shop)).data.permissions?.push, true, 'and again');
+  },
+);
+
 t.test('the older team route /teams/{id}/repos/{owner}/{repo} (PUT, GET, DELETE)', async (t) => {
   // Deprecated for /orgs/{org}/teams/{slug}/repos/... and still served:
   // https://docs.github.com/rest/teams/teams#add-or-update-team-repository-permissions-legacy

@@ -15,6 +15,7 @@ import {
   repoNamed,
   roleOn,
   userOf,
+  type Role,
 } from './access.ts';
 import { validationItems } from './validation.ts';
 import { API_VERSIONS } from './versions.ts';
@@ -95,14 +96,42 @@ export function fixOrganizationOwners(node: unknown, baseUrl: string): void {
 }
 
 /**
+ * Whose permissions a repository answer carries: `set` to the caller's role on it (undefined: none), `drop`
+ * them for an anonymous caller, `keep` the engine's where the twin knows no better (an installation's
+ * token, or a repository the store does not hold). Read apart from the answer's body so that a finished
+ * answer can be reused for the same body and the same access (GitHubShape's `repositories`).
+ */
+type RepoAccess = { kind: 'set'; role: Role | undefined } | { kind: 'drop' } | { kind: 'keep' };
+
+function repositoryAccess(engine: Engine, request: Request, id: unknown): RepoAccess {
+  const record = typeof id === 'number' ? collections(engine).repos.get(id) : undefined;
+  if (!record) return { kind: 'keep' };
+  const caller = callerOf(engine, request);
+  const user = userOf(engine, caller);
+  if (user)
+    return { kind: 'set', role: roleOn(engine, record, user.id) ?? (record.private ? undefined : 'read') };
+  return caller ? { kind: 'keep' } : { kind: 'drop' };
+}
+
+const accessKey = (access: RepoAccess) => (access.kind === 'set' ? `set:${access.role ?? ''}` : access.kind);
+
+/**
  * The repository GitHub's full-repository documents: counts the engine does not keep, a push time, the
  * owning organization, the merge settings GitHub shows beside the engine's (at their defaults: the engine
  * keeps none of them), and `permissions` as the caller holds them (the engine says admin to everyone).
+ `context.access`, when given, is the caller's access as read before (repositoryAccess).
  */
-function fixRepository(repo: unknown, engine: Engine, request: Request, baseUrl: string): void {
+function fixRepository(
+  repo: unknown,
+  engine: Engine,
+  request: Request,
+  baseUrl: string,
+  context: FixContext,
+): void {
   if (!isObject(repo)) return;
   // Before `organization` is made from it: the engine's brief form of an organization owner won't do.
-  fixOrganizationOwners(repo, baseUrl);
+  // Without an organization named in the text there is none to fix, and the walk is spared.
+  if (mayNameOrganization(context.text)) fixOrganizationOwners(repo, baseUrl);
   // Without forks the network is the repository alone; the owner watches what they create.
   repo.network_count ??= typeof repo.forks_count === 'number' ? repo.forks_count : 0;
   repo.subscribers_count ??= 1;
@@ -118,16 +147,17 @@ function fixRepository(repo: unknown, engine: Engine, request: Request, baseUrl:
   repo.squash_merge_commit_message ??= 'COMMIT_MESSAGES';
   repo.merge_commit_title ??= 'MERGE_MESSAGE';
   repo.merge_commit_message ??= 'PR_TITLE';
-  const caller = callerOf(engine, request);
-  const user = userOf(engine, caller);
-  const record = typeof repo.id === 'number' ? collections(engine).repos.get(repo.id) : undefined;
-  if (!record) return;
-  if (user)
-    repo.permissions = permissionsOf(
-      roleOn(engine, record, user.id) ?? (record.private ? undefined : 'read'),
-    );
-  else if (!caller) delete repo.permissions;
+  const access = context.access ?? repositoryAccess(engine, request, repo.id);
+  if (access.kind === 'set') repo.permissions = permissionsOf(access.role);
+  else if (access.kind === 'drop') delete repo.permissions;
 }
+
+/**
+ * Whether an answer's JSON text may hold an object of `type: "Organization"`. False means none: the word
+ * in quotes is not there, and the text has no `\u` escape that could spell it otherwise (the engine's
+ * answers are JSON.stringify's, which escapes only control characters and lone surrogates that way).
+ */
+const mayNameOrganization = (text: string) => text.includes('"Organization"') || text.includes('\\u');
 
 /** Owner-only keys of an organization (GitHub shows them to its owners; the engine to anyone). */
 const ORG_OWNER_KEYS = ['billing_email', 'default_repository_permission', 'members_can_create_repositories'];
@@ -259,23 +289,59 @@ function withSelectedVersion(response: Response): Response {
 interface Route {
   method: string;
   pattern: RegExp;
-  fix: (body: unknown, m: RegExpExecArray, request: Request) => unknown | Promise<unknown>;
+  fix: (
+    body: unknown,
+    m: RegExpExecArray,
+    request: Request,
+    context: FixContext,
+  ) => unknown | Promise<unknown>;
   /** The status GitHub answers with, when the engine's differs. */
   status?: (status: number, body: unknown) => number;
+  /**
+   * The fixed 200 answer depends on nothing but the engine's text and the caller's access to the repository
+   * it describes (`repositoryAccess`), so it is kept and reused for the same two (GitHubShape's `repositories`).
+   */
+  byAccess?: true;
 }
+
+interface FixContext {
+  /** The engine's answer as it came, for cheap checks that spare a walk of the body. */
+  text: string;
+  /** For a `byAccess` route: the caller's access, read before the fix, as the kept answer is keyed. */
+  access?: RepoAccess;
+}
+
+/** A repository answer the engine gave (its `id`) and what the twin made of it, per caller's access. */
+interface FinishedRepository {
+  id: unknown;
+  answers: Map<string, Buffer>;
+}
+
+/** Engine answers whose finished forms are kept: a few repositories an app reads over and over. */
+const FINISHED_REPOSITORIES_MAX = 16;
 
 export class GitHubShape {
   private readonly routes: Route[];
   /** Bodies of requests in flight, by request (prepare to finish). */
   private readonly sent = new WeakMap<Request, string>();
-  /** A URL of the twin with `[` or `]` in it (a bot's login), as it appears in JSON text. */
+  /** A JSON string that starts with the twin's URL and has `[` or `]` in it (a bot's login). */
   private readonly bracketedUrl: RegExp;
+  /**
+   * Finished answers of `byAccess` routes (repos.get), by the engine's text: parsing the engine's answer,
+   * fixing it and writing it out again cost about as much as the engine's own work for a repository, and
+   * an app that polls one gets the same text each time until the repository changes (`updated_at` is in
+   * it). Most recently used last; at most FINISHED_REPOSITORIES_MAX.
+   */
+  private readonly repositories = new Map<string, FinishedRepository>();
 
   constructor(
     private readonly engine: Engine,
     private readonly baseUrl: string,
   ) {
-    this.bracketedUrl = new RegExp(`${baseUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[^"\\s]*[[\\]]`);
+    // A string token of the JSON text: up to its closing quote, escapes (`\"`) read as pairs.
+    this.bracketedUrl = new RegExp(
+      `"${baseUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:[^"\\\\\\[\\]]|\\\\.)*[[\\]]`,
+    );
     const repoApi = (m: RegExpExecArray) => `${baseUrl}/repos/${m[1]}/${m[2]}`;
     const R = (method: string, path: string, fix: Route['fix'], status?: Route['status']): Route => ({
       method,
@@ -291,10 +357,13 @@ export class GitHubShape {
       // Before the branch route, which would take `{branch}/protection` for a branch name.
       R('GET', '/repos/{o}/{r}/branches/{branch+}/protection', (b, m) => this.protection(b, m)),
       R('PUT', '/repos/{o}/{r}/branches/{branch+}/protection', (b, m, req) => this.protection(b, m, req)),
-      R('GET', '/repos/{o}/{r}', (b, _m, req) => (fixRepository(b, engine, req, baseUrl), b)),
-      R('PATCH', '/repos/{o}/{r}', (b, _m, req) => (fixRepository(b, engine, req, baseUrl), b)),
-      R('POST', '/user/repos', (b, _m, req) => (fixRepository(b, engine, req, baseUrl), b)),
-      R('POST', '/orgs/{org}/repos', (b, _m, req) => (fixRepository(b, engine, req, baseUrl), b)),
+      {
+        ...R('GET', '/repos/{o}/{r}', (b, _m, req, c) => (fixRepository(b, engine, req, baseUrl, c), b)),
+        byAccess: true,
+      },
+      R('PATCH', '/repos/{o}/{r}', (b, _m, req, c) => (fixRepository(b, engine, req, baseUrl, c), b)),
+      R('POST', '/user/repos', (b, _m, req, c) => (fixRepository(b, engine, req, baseUrl, c), b)),
+      R('POST', '/orgs/{org}/repos', (b, _m, req, c) => (fixRepository(b, engine, req, baseUrl, c), b)),
       R('GET', '/orgs/{org}', (b, _m, req) => (fixOrganization(b, engine, req), b)),
       R('POST', '/orgs/{org}/teams', (b, m, req) => this.team(b, m, req)),
       R('GET', '/orgs/{org}/teams/{slug}', (b, m, req) => this.team(b, m, req)),
@@ -399,23 +468,42 @@ export class GitHubShape {
     // logins (brackets) exist only once a GitHub App has acted, organization owners once there is one.
     if (!route && response.status < 400 && !this.hasBots() && !this.hasOrgs()) return response;
     const text = await response.text();
-    const headers = new Headers(response.headers);
-    headers.delete('content-length');
-    const orgOwner = text.includes('"type":"Organization"');
+    // Answered as bytes (runtime/http.ts): a Response made from text wraps it in a stream to be read back.
+    // The engine's headers but its length, copied once, by the answer itself.
+    const answer = (bytes: Buffer, status: number) => {
+      const made = bytesAnswer(bytes, { status, headers: response.headers });
+      made.headers.delete('content-length');
+      return made;
+    };
+    const orgOwner = mayNameOrganization(text);
+    const brackets = this.mayHaveBracketedUrl(text);
     // Most answers need nothing: no fix for the operation, no error, no bracketed login in a URL, no
     // organization as an owner.
-    // Answered as bytes (runtime/http.ts): a Response made from text wraps it in a stream to be read back.
-    if (!route && response.status < 400 && !this.bracketedUrl.test(text) && !orgOwner) {
-      return bytesAnswer(Buffer.from(text), { status: response.status, headers });
+    if (!route && response.status < 400 && !brackets && !orgOwner) {
+      return answer(Buffer.from(text), response.status);
+    }
+    const byAccess = route?.byAccess === true && response.status === 200;
+    const finished = byAccess ? this.repositories.get(text) : undefined;
+    let access = finished && repositoryAccess(this.engine, request, finished.id);
+    const kept = finished && access && finished.answers.get(accessKey(access));
+    if (finished && kept) {
+      // Most recently used last, so that the oldest is the one dropped.
+      this.repositories.delete(text);
+      this.repositories.set(text, finished);
+      return answer(kept, 200);
     }
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      return bytesAnswer(Buffer.from(text), { status: response.status, headers });
+      return answer(Buffer.from(text), response.status);
     }
+    const id = isObject(body) ? body.id : undefined;
+    // Read once, before the fix, and given to it: the answer kept below is the one made for this access.
+    if (byAccess) access ??= repositoryAccess(this.engine, request, id);
     let status = response.status;
-    if (route && status < 300) body = await route.fix(body, route.pattern.exec(path)!, request);
+    if (route && status < 300)
+      body = await route.fix(body, route.pattern.exec(path)!, request, { text, access });
     if (route?.status) status = route.status(status, body);
     // GitHub's 422s say what failed, in `errors`.
     if (status === 422 && isObject(body) && typeof body.message === 'string' && !Array.isArray(body.errors)) {
@@ -433,8 +521,33 @@ export class GitHubShape {
       body.status ??= String(status);
     }
     if (orgOwner) fixOrganizationOwners(body, this.baseUrl);
-    body = encodeBrackets(body, this.baseUrl);
-    return bytesAnswer(Buffer.from(JSON.stringify(body)), { status, headers });
+    if (brackets) body = encodeBrackets(body, this.baseUrl);
+    const bytes = Buffer.from(JSON.stringify(body));
+    if (byAccess && access && status === 200) this.keepRepository(text, id, accessKey(access), bytes);
+    return answer(bytes, status);
+  }
+
+  /** Keeps a finished repository answer (see `repositories`). */
+  private keepRepository(text: string, id: unknown, access: string, bytes: Buffer): void {
+    let finished = this.repositories.get(text);
+    if (!finished) {
+      if (this.repositories.size >= FINISHED_REPOSITORIES_MAX) {
+        this.repositories.delete(this.repositories.keys().next().value!);
+      }
+      finished = { id, answers: new Map() };
+      this.repositories.set(text, finished);
+    }
+    finished.answers.set(access, bytes);
+  }
+
+  /**
+   * Whether an answer's JSON text may hold a string that starts with the twin's URL and has a bracket in
+   * it (`encodeBrackets` changes only those). False means none: no such string token, and no escape
+   * (`\/`, `\u`) that could spell a slash or bracket otherwise (JSON.stringify, which writes the engine's
+   * answers, writes them as themselves).
+   */
+  private mayHaveBracketedUrl(text: string): boolean {
+    return this.bracketedUrl.test(text) || text.includes('\\/') || text.includes('\\u');
   }
 
   private hasOrgs(): boolean {
