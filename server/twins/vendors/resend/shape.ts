@@ -3,10 +3,18 @@
  * creates are 201, `last_event` is the bare event (`delivered`, not `email.delivered`), lists say whether
  * there is more, and a segment (what Resend now calls an audience) is a segment.
  */
-import { json } from '../../runtime/http.ts';
+import { bytesAnswer } from '../../runtime/http.ts';
 
 /** The creates Resend answers with 201 (its OpenAPI description): domains, API keys, audiences, contacts. */
 const CREATES = /^\/(domains|api-keys|audiences|contacts|audiences\/[^/]+\/contacts)$/;
+
+/** How the engine writes a list (`{ object: 'list', data }`, JSON.stringify'd), up to its first item. */
+const LIST_START = Buffer.from('{"object":"list","data":[');
+/** What a list without `has_more` gets before its closing brace: the engine's lists never have more. */
+const NO_MORE = Buffer.from(',"has_more":false}');
+
+/** The headers of every reshaped answer, as `json()` (runtime/http.ts) writes them. */
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
 /**
  * The engine's answer to `method pathname` (past the twin's own 404) in Resend's shape; `segments` says the
@@ -24,7 +32,10 @@ export async function toResendResponse(
   }
   if (method !== 'GET' && !segments) return response;
   if (!response.ok || !response.headers.get('content-type')?.includes('json')) return response;
-  const body = (await response.json()) as Record<string, unknown>;
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const untouched = asWritten(bytes, segments);
+  if (untouched) return bytesAnswer(untouched, { status: response.status, headers: JSON_HEADERS });
+  const body = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
   const fix = (item: Record<string, unknown>) => {
     if (typeof item.last_event === 'string') item.last_event = item.last_event.replace(/^email\./, '');
     if (segments && item.object === 'audience') item.object = 'segment';
@@ -34,5 +45,23 @@ export async function toResendResponse(
     body.data = (body.data as Array<Record<string, unknown>>).map(fix);
     body.has_more ??= false;
   } else fix(body);
-  return json(response.status, body);
+  return bytesAnswer(Buffer.from(JSON.stringify(body)), { status: response.status, headers: JSON_HEADERS });
+}
+
+/**
+ * The answer in Resend's shape without parsing it, where its text shows that only `has_more` may be
+ * missing (a list read, the common case); undefined when it must be parsed and fixed. Exact for what the
+ * engine writes (JSON.stringify: no spaces, no repeated keys, no `\u` escape but for control characters):
+ * no `"last_event"` and, for segments, no `"audience"` means there is nothing to rename; a text that is
+ * not a list as the engine writes one must not say `"list"` anywhere, or it might be a list after all.
+ * Anything else, or a `\u` escape that could spell those words otherwise, goes the parsing way.
+ */
+function asWritten(bytes: Buffer, segments: boolean): Buffer | undefined {
+  if (bytes.includes('\\u') || bytes.includes('"last_event"')) return undefined;
+  if (segments && bytes.includes('"audience"')) return undefined;
+  if (!bytes.subarray(0, LIST_START.length).equals(LIST_START))
+    return bytes.includes('"list"') ? undefined : bytes;
+  if (bytes.includes('"has_more"')) return undefined;
+  if (bytes[bytes.length - 1] !== 0x7d) return undefined;
+  return Buffer.concat([bytes.subarray(0, -1), NO_MORE]);
 }
