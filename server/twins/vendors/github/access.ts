@@ -61,14 +61,34 @@ export function callerOf(engine: Engine, request: Request): Caller | undefined {
   return engine.tokenMap.get(presented.token) as Caller | undefined;
 }
 
+/**
+ * The engine's GitHub collections, each looked up when read: a request reads one or two of them, several
+ * times, and each lookup checks its index fields (sorted and compared), so all seven each time cost more
+ * than the reads. Not kept between calls: a restore may replace a collection. The engine makes all of them
+ * at its start (its getGitHubStore), so reading fewer creates none less.
+ */
 export const collections = (engine: Engine) => ({
-  users: engine.store.collection('github.users', ['login']),
-  orgs: engine.store.collection('github.orgs', ['login']),
-  repos: engine.store.collection('github.repos', ['owner_id', 'full_name']),
-  collaborators: engine.store.collection('github.collaborators', ['repo_id', 'user_id']),
-  teams: engine.store.collection('github.teams', ['org_id', 'slug']),
-  teamMembers: engine.store.collection('github.team_members', ['team_id', 'user_id']),
-  teamRepos: engine.store.collection('github.team_repos', ['team_id', 'repo_id']),
+  get users() {
+    return engine.store.collection('github.users', ['login']);
+  },
+  get orgs() {
+    return engine.store.collection('github.orgs', ['login']);
+  },
+  get repos() {
+    return engine.store.collection('github.repos', ['owner_id', 'full_name']);
+  },
+  get collaborators() {
+    return engine.store.collection('github.collaborators', ['repo_id', 'user_id']);
+  },
+  get teams() {
+    return engine.store.collection('github.teams', ['org_id', 'slug']);
+  },
+  get teamMembers() {
+    return engine.store.collection('github.team_members', ['team_id', 'user_id']);
+  },
+  get teamRepos() {
+    return engine.store.collection('github.team_repos', ['team_id', 'repo_id']);
+  },
 });
 
 export function userOf(engine: Engine, caller: Caller | undefined): EngineRecord | undefined {
