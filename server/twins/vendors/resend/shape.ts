@@ -13,6 +13,13 @@ const LIST_START = Buffer.from('{"object":"list","data":[');
 /** What a list without `has_more` gets before its closing brace: the engine's lists never have more. */
 const NO_MORE = Buffer.from(',"has_more":false}');
 
+/** What asWritten looks for, as bytes once (a string needle is encoded anew at each search). */
+const ESCAPE = Buffer.from('\\u');
+const LAST_EVENT = Buffer.from('"last_event"');
+const AUDIENCE = Buffer.from('"audience"');
+const LIST = Buffer.from('"list"');
+const HAS_MORE = Buffer.from('"has_more"');
+
 /** The headers of every reshaped answer, as `json()` (runtime/http.ts) writes them. */
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
@@ -57,11 +64,11 @@ export async function toResendResponse(
  * Anything else, or a `\u` escape that could spell those words otherwise, goes the parsing way.
  */
 function asWritten(bytes: Buffer, segments: boolean): Buffer | undefined {
-  if (bytes.includes('\\u') || bytes.includes('"last_event"')) return undefined;
-  if (segments && bytes.includes('"audience"')) return undefined;
+  if (bytes.includes(ESCAPE) || bytes.includes(LAST_EVENT)) return undefined;
+  if (segments && bytes.includes(AUDIENCE)) return undefined;
   if (!bytes.subarray(0, LIST_START.length).equals(LIST_START))
-    return bytes.includes('"list"') ? undefined : bytes;
-  if (bytes.includes('"has_more"')) return undefined;
+    return bytes.includes(LIST) ? undefined : bytes;
+  if (bytes.includes(HAS_MORE)) return undefined;
   if (bytes[bytes.length - 1] !== 0x7d) return undefined;
   return Buffer.concat([bytes.subarray(0, -1), NO_MORE]);
 }
