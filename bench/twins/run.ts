@@ -8,7 +8,7 @@
  * Then what a durable write costs: journalled before the answer vs snapshotted after (bench/twins/durable.ts).
  * Last, an intercepted HTTPS call to api.stripe.com against the plain base-URL one (bench/twins/intercepted.ts).
  * Run: npx tsx bench/twins/run.ts        BENCH_TWINS_PART=ratio|sdk|oop|durable|intercept: only that part
- * Ratio knobs: BENCH_RATIO_CALLS (200), BENCH_RATIO_ROUNDS (3), BENCH_RATIO_WARMUP (50), BENCH_RATIO_TWINS=a,b
+ * Ratio knobs: BENCH_RATIO_CALLS (200), BENCH_RATIO_ROUNDS (3), BENCH_RATIO_WARMUP (600), BENCH_RATIO_TWINS=a,b
  */
 import '../../test/helpers/sandbox-hosts.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
