@@ -214,8 +214,9 @@ export class PodManager {
   }
 
   /**
-   * Fills the spare pool: at start, and after each deploy that took a pod. A spare is in the pool as the promise of its warm-up
-   * (warmTwins) done, and a deploy takes it once started, without waiting for the warm-up.
+   * Fills the spare pool: at start, and after each deploy that took a pod. A spare is in the pool as the
+   * promise of its warm-up (warmTwins) done, and a deploy takes it once started, without waiting for the
+   * warm-up.
    */
   warm(): void {
     while (!this.closed && this.spares.length < (this.opts.spares ?? 1)) {
