@@ -212,16 +212,34 @@ t.test('a free loop device without a /dev node gets one', async (t) => {
   const { losetup } = trustedExecutables();
   if (!losetup || !trustedExecutables()['mkfs.ext4'] || !existsSync('/dev/loop-control'))
     return missingPart(t, 'no loop devices or e2fsprogs (losetup, mkfs.ext4, /dev/loop-control)');
-  // A container's /dev holds a fixed set of nodes: take away the node of the next free device.
-  const free = (await run(losetup, ['-f'])).stdout.trim();
-  t.match(free, /^\/dev\/loop\d+$/);
-  await rm(free, { force: true });
-  const dir = join(await tempDir(t), 'ws');
-  const made = await createWorkspace(dir, 16 * MiB);
-  t.teardown(() => removeWorkspace(dir));
-  t.equal(made.kind, 'disk', made.reason ?? 'a disk image');
+  // A container's /dev holds a fixed set of nodes: take away the node of the next free device. Test files
+  // beside this one attach loop devices too, and one may take that device between the two steps (losetup
+  // then attaches the workspace elsewhere, and nothing needs the node): then again, a few times.
+  const root = await tempDir(t);
+  let free = '';
+  let used: string | undefined;
+  let made: Awaited<ReturnType<typeof createWorkspace>> | undefined;
+  for (let attempt = 0; attempt < 5 && used !== free; attempt++) {
+    free = (await run(losetup, ['-f'])).stdout.trim();
+    t.match(free, /^\/dev\/loop\d+$/);
+    await rm(free, { force: true });
+    const dir = join(root, `ws-${attempt}`);
+    made = await createWorkspace(dir, 16 * MiB);
+    t.teardown(() => removeWorkspace(dir));
+    used = mountSourceOf(dir);
+  }
+  t.equal(made?.kind, 'disk', made?.reason ?? 'a disk image');
+  t.equal(used, free, 'the workspace is on the device whose node was taken away');
   t.ok(statSync(free).isBlockDevice(), `${free} was made`);
 });
+
+/** The device a mount point is mounted from (mountinfo's source, after the ` - ` separator). */
+function mountSourceOf(dir: string): string | undefined {
+  const line = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .find((l) => l.split(' ')[4] === dir);
+  return line?.split(' - ')[1]?.split(' ')[1];
+}
 
 function mountOptionsOf(dir: string): string {
   const line = readFileSync('/proc/self/mountinfo', 'utf8')
