@@ -10,7 +10,7 @@ import { hostCounts, NOTHING, registryEntry } from '../helpers/leftovers.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
 import '../helpers/sandbox-hosts.ts';
-import { spawnProcessGroup } from '../helpers/process.ts';
+import { localStartEnv, spawnProcessGroup } from '../helpers/process.ts';
 
 /**
  * Ctrl-C in the terminal of `npm start` (issue 20, part 2): the terminal sends SIGINT to the whole
@@ -28,17 +28,12 @@ t.test('Ctrl-C of npm start leaves nothing on the host', async (t) => {
 
   const { child, output, exited } = spawnProcessGroup(t, 'npm', ['start', '--silent'], {
     cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'development',
-      PORT: '0',
-      LOG_LEVEL: 'info',
+    env: localStartEnv({
       TWINBOX_DATA_DIR: dataDir,
       GITHUB_API_URL: gh.baseUrl,
       GITHUB_OAUTH_URL: gh.baseUrl,
       GITHUB_TOKEN: gh.token,
-    },
+    }),
   });
 
   // Generous: a start on a loaded 2-core machine took 13 s; this bounds a hang, it measures nothing.

@@ -25,7 +25,7 @@ import { request } from 'node:http';
 import { createServer, connect, type Server } from 'node:net';
 import { promisify } from 'node:util';
 import { Octokit } from '@octokit/rest';
-import { REPO_ROOT, twinboxMain } from '../helpers/process.ts';
+import { localStartEnv, REPO_ROOT, twinboxMain } from '../helpers/process.ts';
 import { tempDir } from '../helpers/twinbox.ts';
 import { exampleFiles, until } from '../helpers/deploy.ts';
 import { startGitHubTwin } from '../../examples/github-twin.ts';
@@ -218,12 +218,7 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
   const start = async (host: Host, env: Record<string, string>) => {
     const child = spawn('ip', ['netns', 'exec', host.name, process.execPath, ...twinboxMain()], {
       cwd: REPO_ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        NODE_ENV: 'development',
-        PORT: '0',
-        LOG_LEVEL: 'info',
+      env: localStartEnv({
         TWINBOX_BIND_HOST: host.address,
         TWINBOX_PUBLIC_HOST: host.address,
         TWINBOX_DATA_DIR: host.dataDir,
@@ -243,7 +238,7 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
         GITHUB_APP_PRIVATE_KEY: appKey,
         GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
         ...env,
-      },
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     host.child = child;

@@ -99,6 +99,21 @@ export async function devApiKey(proc: TwinboxProcess, dataDir: string): Promise<
   return (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
 }
 
+/**
+ * The environment of a Twinbox a test starts as a person would on their machine: a local (development)
+ * start on a free port, logging at info (what the test reads), then the test's own variables.
+ */
+export function localStartEnv(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'development',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    ...env,
+  };
+}
+
 /** Runs Twinbox expecting it to refuse to start; resolves with its exit code and output. */
 export async function runTwinboxToExit(
   env: Record<string, string>,
