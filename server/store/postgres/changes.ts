@@ -63,10 +63,7 @@ export class ChangeFeed {
     private readonly schema: string,
     private readonly onLost: (error: Error) => void,
   ) {
-    this.listenerLock = [
-      LISTENER_LOCK_CLASS,
-      createHash('sha256').update(schema).digest().readUInt32BE(0) >>> 1,
-    ];
+    this.listenerLock = listenerLockOf(schema);
   }
 
   /** Resolves once listening: a store that cannot listen does not start. */

@@ -195,7 +195,7 @@ class LinearTwin extends EngineTwin {
     // gets the same bytes without parsing, executing against Linear's schema and serialising once more.
     const last = call.last;
     if (last && last.status === response.status && last.engineText === engineText)
-      return bytesAnswer(Buffer.from(last.out), { status: response.status, headers: LINEAR_JSON });
+      return bytesAnswer(last.out, { status: response.status, headers: LINEAR_JSON });
     const answer = JSON.parse(engineText) as { data?: unknown; errors?: unknown[] };
     // An answer with errors goes as the engine gave it: filling its nulls would hide what failed.
     if (answer.data && !answer.errors?.length)
@@ -208,7 +208,9 @@ class LinearTwin extends EngineTwin {
           this.baseUrl,
         )) ?? answer.data;
     const out = Buffer.from(JSON.stringify(answer));
-    this.keepAnswer(text, call, { status: response.status, engineText, out: Buffer.from(out) });
+    // Shared, not copied: the runtime writes an answer's bytes and never changes them (GitHub's kept
+    // repository answers are shared the same way).
+    this.keepAnswer(text, call, { status: response.status, engineText, out });
     return bytesAnswer(out, { status: response.status, headers: LINEAR_JSON });
   }
 
