@@ -162,6 +162,7 @@ export class LocalDeployer implements Deployer {
     const { ctx, timings } = await this.contextFor(sandbox, signal);
     const { log } = ctx;
     let recorded: Promise<void> | undefined;
+    let detached: Promise<void> | undefined;
     try {
       log.note(`deploying ${sandbox.repo} ${sandbox.pr_url ?? `branch ${sandbox.branch}`}`);
       log.note(
@@ -170,11 +171,22 @@ export class LocalDeployer implements Deployer {
       ctx.seeds = (await this.opts.seedsFor?.(sandbox)) ?? {};
       // The workspace (a disk image made and mounted; with a spare image, a rename and a mount) while
       // the pod is taken and its twins start: none needs the others. Whatever was at its path goes first.
-      const workspaceMade = createWorkspace(ctx.workspace, this.opts.diskBytes, { spares: this.spareImages });
+      // Its loop device's detach runs on beside the deploy (createWorkspace's deferDetach), awaited at the end.
+      const workspaceMade = createWorkspace(ctx.workspace, this.opts.diskBytes, {
+        spares: this.spareImages,
+        deferDetach: true,
+      });
       workspaceMade.catch(() => {});
-      // The source's commit is asked for meanwhile too (a call to GitHub); the source step waits for it.
+      detached = workspaceMade.then(
+        (made) => made.detached,
+        () => {},
+      );
+      // The source's commit is asked for meanwhile too (a call to GitHub), then its download begins; the
+      // source step waits for them and unpacks it into the workspace.
       ctx.earlySource = this.runner.source.resolve(sandbox, signal);
       ctx.earlySource.catch(() => {});
+      ctx.earlyDownload = ctx.earlySource.then((source) => this.runner.source.download(source, signal));
+      ctx.earlyDownload.catch(() => {});
       const pod = await this.acquirePod(sandbox.id, ctx).catch(async (error: unknown) => {
         // Settled before the failure releases the sandbox, so no mount is made after its cleanup.
         await workspaceMade.catch(() => {});
@@ -184,6 +196,7 @@ export class LocalDeployer implements Deployer {
         ctx.earlyTwins = this.runner.startTwins(ctx, sandbox.twin_names);
         ctx.earlyTwins.catch(() => {});
       }
+      this.runner.openAppPortEarly(ctx);
       const workspace = await workspaceMade;
       if (!workspace.enforced) log.note(`workspace size is not capped here: ${workspace.reason}`);
       else if (workspace.reason) log.note(`workspace: ${workspace.reason}`);
@@ -208,7 +221,7 @@ export class LocalDeployer implements Deployer {
         recorded.catch(() => {}); // awaited below; not unhandled meanwhile
       };
       await runPipeline(ctx, this.runner, timings, DEPLOY_STEPS);
-      await (recorded ?? writeRecord());
+      await Promise.all([recorded ?? writeRecord(), workspace.detached]);
       this.deployed.add(sandbox.id);
       this.watch(sandbox.id, ctx.app!, ctx.logsHint);
       log.note(`ready in ${timings.total} ms ${JSON.stringify(timings)}`);
@@ -220,18 +233,28 @@ export class LocalDeployer implements Deployer {
         isolation: this.isolationLevel,
       };
     } catch (error) {
-      await recorded?.catch(() => {});
+      // Not unpacked (the deploy failed before its source step, or in it): its connection goes.
+      ctx.earlyDownload?.then(
+        (download) => download.discard(),
+        () => {},
+      );
+      await Promise.all([recorded?.catch(() => {}), detached]);
       throw await this.failed(ctx, error, 'deploy');
-    } finally {
-      this.refillSpares();
     }
   }
 
   /**
-   * Once a deploy or resume is done, not while it runs: starting the next spare pod and formatting the
-   * next spare image would compete for the CPU with its app's start (the spare pool is a head start for
-   * the next deploy, not this one).
+   * The lifecycle has recorded a deploy's outcome: the spare pool is refilled now. Not while the deploy
+   * runs, nor as soon as it returns: starting the next spare pod (a fork of this process and a few hundred
+   * ms of CPU) and formatting the next spare image would compete with the app's start, then with the
+   * `ready` write (its renames and fsyncs waited 30-55 ms behind them on a busy core). The spare pool is
+   * a head start for the next deploy, not this one.
    */
+  settled(): void {
+    this.refillSpares();
+  }
+
+  /** Once a deploy or resume is done (see settled). */
   private refillSpares(): void {
     this.opts.pods.warm();
     this.spareImages.refill();
@@ -268,8 +291,6 @@ export class LocalDeployer implements Deployer {
       };
     } catch (error) {
       throw await this.failed(ctx, error, 'deploy');
-    } finally {
-      this.refillSpares();
     }
   }
 

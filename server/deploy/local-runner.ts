@@ -112,7 +112,22 @@ export class LocalRunner implements DeployRunner {
       return ctx.profile.port;
     }
     if (!inNamespace) return freePort();
-    return publicPort === APP_PORT ? APP_PORT_BESIDE_PUBLIC : APP_PORT;
+    return this.namespacePort();
+  }
+
+  /** The app's port in its own namespace unless its profile names one. */
+  private namespacePort(): number {
+    return this.publicPort() === APP_PORT ? APP_PORT_BESIDE_PUBLIC : APP_PORT;
+  }
+
+  /**
+   * Once the pod is taken, before the profile is read: the pod's pipe to the port the app gets unless its
+   * profile names one (in its own namespace; on the host's network the port is picked later). See
+   * PodManager.exposeAppEarly.
+   */
+  openAppPortEarly(ctx: DeployContext): void {
+    const pod = this.running.pods.get(ctx.sandbox.id);
+    if (pod?.netnsPath) this.opts.pods.exposeAppEarly(pod, this.namespacePort());
   }
 
   /** The port of the public URLs (the router's), which a sandbox's pod answers on inside too. */

@@ -56,7 +56,8 @@ const twins = new TwinHost({
 });
 let sandboxId: string | undefined;
 let appPort: number | undefined;
-let appPipe: Server | undefined;
+/** The pipe's start, shared: a second call arriving while the first starts it must not listen twice. */
+let appPipe: Promise<Server> | undefined;
 
 // Egress attempts go to every open /events stream (Twinbox keeps one and records them).
 const listeners = new Set<ServerResponse>();
@@ -172,9 +173,10 @@ const handlers: { [C in PodCall]: (body: PodRequest<C>) => Promise<PodAnswer<C>>
   },
   async exposeApp(body) {
     appPort = body.port;
-    appPipe ??= await startPipe({ path: layout.app }, () =>
+    appPipe ??= startPipe({ path: layout.app }, () =>
       appPort ? { port: appPort, host: '127.0.0.1' } : undefined,
     );
+    await appPipe;
     return { port: appPort };
   },
   async stopTwins(body) {

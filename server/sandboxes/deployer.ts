@@ -34,4 +34,9 @@ export interface Deployer {
   teardown(sandbox: SandboxRecord): Promise<void>;
   /** Brings a `ready` sandbox back after a Twinbox restart; without it such sandboxes are failed. */
   resume?(sandbox: SandboxRecord): Promise<void>;
+  /**
+   * Told once a deploy's outcome (`ready`, `failed`, or cut off) is recorded in the store: work the
+   * deployer put off so as not to compete with the deploy (refilling a pool of spares) may run now.
+   */
+  settled?(sandboxId: string): void;
 }

@@ -282,6 +282,7 @@ export class SandboxLifecycle extends EventEmitter<{
       await this.fail(id, message);
     } finally {
       this.running.delete(id);
+      deployer.settled?.(id);
     }
   }
 

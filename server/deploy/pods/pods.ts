@@ -108,7 +108,10 @@ export interface PodManagerOptions {
  */
 export class Pod {
   sandboxId: string | undefined;
+  /** The app's port once the deploy knows it: the router reaches the app only then. */
   appPort: number | undefined;
+  /** The pod's pipe to a port, opened before the deploy knew it was the app's (exposeAppEarly). */
+  earlyExposure: { port: number; opened: Promise<void> } | undefined;
   /** True while the sandbox's install step runs: the only time the install proxy lets anything out. */
   installing = false;
   /** The registries the repository's `.npmrc` names, for the install under way (public addresses only). */
@@ -438,7 +441,22 @@ export class PodManager {
 
   async exposeApp(pod: Pod, port: number): Promise<void> {
     pod.appPort = port;
+    const early = pod.earlyExposure;
+    if (early?.port === port) return early.opened;
     await pod.call('exposeApp', { port });
+  }
+
+  /**
+   * Opens the pod's pipe to `port` before the deploy knows it is the app's: the port a profile without
+   * `port:` gets is known once the pod is taken, and the pod call (answered in 25-65 ms while the pod's
+   * twins start) then runs beside the workspace and the source, not between the app's spawn and its
+   * first probe. exposeApp with the same port waits for it; with another port it asks again. The
+   * router still reaches the app only after exposeApp (`appPort`).
+   */
+  exposeAppEarly(pod: Pod, port: number): void {
+    const opened = pod.call('exposeApp', { port }).then(() => {});
+    opened.catch(() => {}); // awaited by exposeApp, or not needed
+    pod.earlyExposure = { port, opened };
   }
 
   /**

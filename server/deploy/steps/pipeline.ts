@@ -6,7 +6,7 @@ import type { LogSink } from '../confinement/logs.ts';
 import type { GroupProcess } from '../confinement/processes.ts';
 import { HealthCheckError, NO_PORT_SETTLE_MS } from './health.ts';
 import { ProfileError, readProfile, STATIC_SERVER_PATH, type RuntimeProfile } from './profile.ts';
-import type { ResolvedSource, SourceFetcher } from './source.ts';
+import type { ResolvedSource, SourceDownload, SourceFetcher } from './source.ts';
 import { chooseTwinNames, mergeEnv, twinsImpliedByDependencies } from './twin-plan.ts';
 import { planWebhooks } from './webhook-targets.ts';
 
@@ -42,6 +42,8 @@ export interface DeployContext {
   earlyTwins?: Promise<Record<string, TwinEntry>>;
   /** The branch or pull request resolved to a commit while the workspace is made. */
   earlySource?: Promise<ResolvedSource>;
+  /** That commit's download, begun as soon as it is resolved: unpacked once the workspace exists. */
+  earlyDownload?: Promise<SourceDownload>;
   profile?: RuntimeProfile;
   twins?: Record<string, TwinEntry>;
   /** The variables the app gets from the twins, the profile and the caller (the spec's `env_vars`). */
@@ -115,7 +117,8 @@ export const DEPLOY_STEPS: DeployStep[] = [
       };
       const source = await (ctx.earlySource ?? runner.source.resolve(ctx.sandbox, ctx.signal)).catch(failure);
       ctx.log.note(`source: ${source.describe} at ${source.sha}`);
-      const files = await runner.source.fetch(source, ctx.workspace, ctx.signal).catch(failure);
+      const download = await (ctx.earlyDownload ?? runner.source.download(source, ctx.signal)).catch(failure);
+      const files = await runner.source.unpack(download, ctx.workspace).catch(failure);
       ctx.log.note(`source: ${files} files`);
     },
   },

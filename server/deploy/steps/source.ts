@@ -33,8 +33,27 @@ export interface ResolvedSource {
 
 export interface SourceFetcher {
   resolve(ref: SourceRef, signal?: AbortSignal): Promise<ResolvedSource>;
-  /** Writes the repository's files at `source.sha` into `dest`; returns how many files were written. */
+  /**
+   * Asks for the repository at `source.sha` without writing anything: the download begins (the tarball's
+   * response, read as `unpack` writes it), so it need not wait for the workspace. Pass it to `unpack`, or
+   * `discard` it.
+   */
+  download(source: ResolvedSource, signal?: AbortSignal): Promise<SourceDownload>;
+  /** Writes a download's files into `dest`; returns how many files were written. */
+  unpack(download: SourceDownload, dest: string): Promise<number>;
+  /** `download`, then `unpack` into `dest`. */
   fetch(source: ResolvedSource, dest: string, signal?: AbortSignal): Promise<number>;
+}
+
+/** A repository's download under way (SourceFetcher.download). */
+export interface SourceDownload {
+  readonly source: ResolvedSource;
+  /** The deploy's signal with the download's time limit. */
+  readonly signal: AbortSignal;
+  /** The tarball's body, unread; none when the host has no tarball endpoint (the tree is fetched instead). */
+  readonly archive?: WebReadableStream<Uint8Array>;
+  /** Drops a download that will not be unpacked (its deploy failed first), freeing its connection. */
+  discard(): void;
 }
 
 /** The status of an Octokit RequestError, without importing its class. */
@@ -202,7 +221,7 @@ export class GitHubSource implements SourceFetcher {
     }
   }
 
-  async fetch(source: ResolvedSource, dest: string, deploySignal?: AbortSignal): Promise<number> {
+  async download(source: ResolvedSource, deploySignal?: AbortSignal): Promise<SourceDownload> {
     const { owner, repo, sha } = source;
     const signal = within(this.opts.fetchTimeoutMs ?? FETCH_TIMEOUT_MS, deploySignal);
     let archive: WebReadableStream<Uint8Array> | undefined;
@@ -225,6 +244,17 @@ export class GitHubSource implements SourceFetcher {
         );
       }
     }
+    return {
+      source,
+      signal,
+      archive,
+      discard: () => void archive?.cancel().catch(() => {}),
+    };
+  }
+
+  async unpack(download: SourceDownload, dest: string): Promise<number> {
+    const { source, signal, archive } = download;
+    const { owner, repo, sha } = source;
     try {
       if (archive) return await extractTarball(archive, dest, { ...this.limits, signal });
       return await this.fetchTree(source, dest, signal);
@@ -234,6 +264,10 @@ export class GitHubSource implements SourceFetcher {
           `Source fetch failed: ${owner}/${repo}@${sha.slice(0, 7)}: ${(error as Error).message}`,
       );
     }
+  }
+
+  async fetch(source: ResolvedSource, dest: string, deploySignal?: AbortSignal): Promise<number> {
+    return this.unpack(await this.download(source, deploySignal), dest);
   }
 
   /**
