@@ -6,10 +6,12 @@ import { DurableJsonFile } from './durable-json-file.ts';
 import {
   SAFE_RECORD_ID,
   StoreClosedError,
+  TallyFullError,
   UniqueViolationError,
   UnsafeIdError,
   type Collection,
   type CountWhere,
+  type TallyLimit,
 } from './store.ts';
 
 export interface CollectionOptions<T> {
@@ -27,6 +29,8 @@ interface Tally {
   where: string;
   values: ReadonlySet<unknown>;
   counts: Map<unknown, number>;
+  /** Inserts `within` the tally still writing, per key: counted by the next check before they land. */
+  pending: Map<unknown, number>;
 }
 
 /**
@@ -60,6 +64,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
       where: tally.where,
       values: new Set(tally.in),
       counts: new Map(),
+      pending: new Map(),
     }));
     for (const field of [...(options.unique ?? []), ...(options.indexed ?? [])]) {
       this.indexes.set(field, new Map());
@@ -124,31 +129,49 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   async countBy<K extends keyof T & string>(field: K, value: T[K], where?: CountWhere<T>): Promise<number> {
     const ids = this.index(field).get(value);
     if (!where) return ids?.size ?? 0;
-    const tally = this.tallies.find(
-      (tally) =>
-        tally.by === field &&
-        tally.where === where.field &&
-        tally.values.size === new Set(where.in).size &&
-        where.in.every((v) => tally.values.has(v)),
-    );
+    const tally = this.tallyOf(field, where.field, where.in);
     if (tally) return tally.counts.get(value) ?? 0;
     let n = 0;
     for (const id of ids ?? []) if (where.in.includes(this.records.get(id)![where.field] as string)) n++;
     return n;
   }
 
-  insert(record: T): Promise<T> {
+  insert(record: T, within?: TallyLimit<T>): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError(this.name));
     // Record ids become file names, so they are restricted to a safe alphabet.
     if (!SAFE_RECORD_ID.test(record.id)) return Promise.reject(new UnsafeIdError(this.name, record.id));
     if (this.records.has(record.id)) return Promise.reject(new UniqueViolationError(this.name, 'id'));
+    let settle = () => {};
+    if (within) {
+      const tally = this.tallyOf(within.by, within.where, within.in);
+      if (!tally)
+        return Promise.reject(
+          new Error(`${this.name}: no tally of ${within.by} by ${within.where} is declared`),
+        );
+      const key = record[within.by];
+      if (tally.values.has(record[within.where])) {
+        // Checked and claimed in one synchronous step, so concurrent inserts cannot all see room; the
+        // claim ends where the record joins the tally (or its write fails).
+        const held = (tally.counts.get(key) ?? 0) + (tally.pending.get(key) ?? 0);
+        if (held >= within.max) return Promise.reject(new TallyFullError(this.name, held, within.max));
+        tally.pending.set(key, (tally.pending.get(key) ?? 0) + 1);
+        settle = () => {
+          settle = () => {};
+          const left = tally.pending.get(key)! - 1;
+          if (left === 0) tally.pending.delete(key);
+          else tally.pending.set(key, left);
+        };
+      }
+    }
     // Not refused for a write still in flight on this id: the chain runs after it and checks again, so
     // an insert right after a delete of the same id succeeds.
-    return this.chains.run(record.id, async () => {
-      if (this.records.has(record.id)) throw new UniqueViolationError(this.name, 'id');
-      await this.writeClaiming(undefined, record);
-      return record;
-    });
+    return this.chains
+      .run(record.id, async () => {
+        if (this.records.has(record.id)) throw new UniqueViolationError(this.name, 'id');
+        await this.writeClaiming(undefined, record, () => settle());
+        return record;
+      })
+      .finally(() => settle());
   }
 
   update(id: string, change: (current: T) => T): Promise<T | undefined> {
@@ -180,7 +203,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
    * Checks and claims the unique values `next` introduces, writes `next` durably, then makes it
    * visible. Readers only ever see durable records; claims close the window during the write.
    */
-  private async writeClaiming(current: T | undefined, next: T): Promise<void> {
+  private async writeClaiming(current: T | undefined, next: T, remembered?: () => void): Promise<void> {
     const claims: [string, unknown][] = [];
     for (const field of this.unique) {
       const value = next[field as keyof T];
@@ -199,6 +222,8 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
       await db.write();
       if (current) this.forget(current);
       this.remember(next);
+      // In the same step as remember: no check in between sees the record twice (tally and claim).
+      remembered?.();
     } finally {
       for (const [field, value] of claims) this.claimed.get(field)!.delete(value);
     }
@@ -240,6 +265,17 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
       if (n === 0) tally.counts.delete(key);
       else tally.counts.set(key, n);
     }
+  }
+
+  /** The declared tally of `by` whose `where` set is exactly `values` (in any order), if any. */
+  private tallyOf(by: string, where: string, values: readonly string[]): Tally | undefined {
+    return this.tallies.find(
+      (tally) =>
+        tally.by === by &&
+        tally.where === where &&
+        tally.values.size === new Set(values).size &&
+        values.every((v) => tally.values.has(v)),
+    );
   }
 
   private index(field: string): Map<unknown, Set<string>> {

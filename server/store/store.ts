@@ -47,7 +47,12 @@ export interface Collection<T extends { id: string }> {
    * so reading it scans nothing; any other is counted through `field`'s index.
    */
   countBy<K extends keyof T & string>(field: K, value: T[K], where?: CountWhere<T>): Promise<number>;
-  insert(record: T): Promise<T>;
+  /**
+   * With `within`, a tally collections.ts declares: refused with TallyFullError, nothing written, when
+   * `record` would count in it and its `by` value already holds `within.max` records, concurrent
+   * inserts from every process sharing the store included (the check and the write are one step).
+   */
+  insert(record: T, within?: TallyLimit<T>): Promise<T>;
   /** Applies `change` to the current record; `change` may throw to refuse. Undefined when absent. */
   update(id: string, change: (current: T) => T): Promise<T | undefined>;
   delete(id: string): Promise<boolean>;
@@ -57,6 +62,14 @@ export interface Collection<T extends { id: string }> {
 export interface CountWhere<T> {
   field: keyof T & string;
   in: readonly string[];
+}
+
+/** A ceiling on a declared tally (collections.ts `tallies`) for `Collection.insert`. */
+export interface TallyLimit<T> {
+  by: keyof T & string;
+  where: keyof T & string;
+  in: readonly string[];
+  max: number;
 }
 
 export interface Store {
@@ -110,6 +123,18 @@ export class UniqueViolationError extends Error {
   ) {
     super(`${collection}.${field} must be unique`);
     this.name = 'UniqueViolationError';
+  }
+}
+
+/** An insert `within` a tally that was full: `count` records already count, `max` may. */
+export class TallyFullError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly count: number,
+    readonly max: number,
+  ) {
+    super(`${collection}: ${count} records already count in the tally, at most ${max} may`);
+    this.name = 'TallyFullError';
   }
 }
 

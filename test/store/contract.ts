@@ -8,6 +8,7 @@ import type { Test } from 'tap';
 import { COLLECTION_KEYS, COLLECTIONS, type CollectionKey } from '../../server/store/collections.ts';
 import {
   StoreClosedError,
+  TallyFullError,
   UniqueViolationError,
   UnsafeIdError,
   type Collection,
@@ -409,6 +410,73 @@ export function storeContract(t: Test, harness: StoreHarness): void {
       }
     },
   );
+
+  t.test('insert within a declared tally: never past its max, concurrent inserts included', async (t) => {
+    const { store, place } = await opened(t);
+    // Two processes when the place may be shared: the limit must hold across them (the quota of
+    // creates made through two Twinboxes on one database).
+    const stores = [store];
+    if (harness.shared) {
+      const other = await place.open();
+      t.teardown(() => other.close());
+      stores.push(other);
+    }
+    let tallies = 0;
+    for (const key of COLLECTION_KEYS) {
+      for (const tally of COLLECTIONS[key].tallies ?? []) {
+        tallies++;
+        const collection = collectionOf(store, key);
+        const by = tally.by as string;
+        const where = tally.where as string;
+        const within = { by, where, in: tally.in, max: 3 } as never;
+        const at = `${key}: ${by} with ${where}`;
+        const counting = (id: string, owner: string, i = 0): Loose => ({
+          id,
+          [by]: owner,
+          [where]: tally.in[i % tally.in.length],
+        });
+        const settled = await Promise.allSettled(
+          Array.from({ length: 20 }, (_, i) =>
+            collectionOf(stores[i % stores.length]!, key).insert(counting(`w${i}`, 'o1', i), within),
+          ),
+        );
+        const won = settled.filter((result) => result.status === 'fulfilled');
+        const refused = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+        t.equal(won.length, 3, `${at}: 20 concurrent inserts, 3 written`);
+        t.equal(refused.length, 17, `${at}: the rest refused`);
+        t.ok(
+          refused.every((error) => error instanceof TallyFullError && error.max === 3 && error.count === 3),
+          `${at}: each with TallyFullError, 3 of 3`,
+        );
+        t.equal(await collection.countBy(by, 'o1', { field: where, in: tally.in } as never), 3, at);
+        t.equal((await collection.findBy(by, 'o1')).length, 3, `${at}: nothing else written`);
+
+        await collection.insert({ id: 'outside', [by]: 'o1', [where]: 'outside' }, within);
+        t.ok(await collection.get('outside'), `${at}: a record outside the set is not limited`);
+        await collection.insert(counting('other', 'o2'), within);
+        t.ok(await collection.get('other'), `${at}: another ${by} has its own room`);
+
+        // One leaving the set makes room for exactly one more.
+        const leaving = (await collection.findBy(by, 'o1')).find((record) => record.id !== 'outside')!;
+        await collection.update(leaving.id, (current) => ({ ...current, [where]: 'outside' }));
+        const again = await Promise.allSettled(
+          Array.from({ length: 4 }, (_, i) =>
+            collectionOf(stores[i % stores.length]!, key).insert(counting(`x${i}`, 'o1'), within),
+          ),
+        );
+        t.equal(again.filter((result) => result.status === 'fulfilled').length, 1, `${at}: room for one`);
+        t.equal(await collection.countBy(by, 'o1', { field: where, in: tally.in } as never), 3, at);
+
+        const undeclared = { by, where: by, in: ['o1'], max: 1 } as never;
+        t.ok(
+          (await rejection(collection.insert(counting('nope', 'o1'), undeclared))) instanceof Error,
+          `${at}: a tally collections.ts does not declare is refused`,
+        );
+        t.equal(await collection.get('nope'), undefined, `${at}: and nothing written`);
+      }
+    }
+    t.ok(tallies > 0, 'collections.ts declares at least one tally');
+  });
 
   t.test('a reopened store sees exactly what was written, indexes included', async (t) => {
     const { store, place } = await opened(t);

@@ -64,6 +64,7 @@ t.test('migrations', { skip }, async (t) => {
     await adminQuery(`CREATE INDEX api_keys_hash_key ON "${schema}".api_keys ((data ->> 'hash'))`);
     await adminQuery(`DROP INDEX "${schema}".sandboxes_status_idx`);
     await adminQuery(`DROP TABLE "${schema}".sandbox_events`);
+    await adminQuery(`DROP TRIGGER sandboxes_owner_id_status_tally ON "${schema}".sandboxes`);
     const error = await openPostgresStore({ url }).then(
       () => undefined,
       (error: unknown) => error,
@@ -77,6 +78,79 @@ t.test('migrations', { skip }, async (t) => {
     );
     t.match(message, /CREATE INDEX sandboxes_status_idx ON sandboxes \(\(data ->> 'status'\)\);/, 'missing');
     t.match(message, /CREATE TABLE sandbox_events \(id text PRIMARY KEY/, 'missing table');
+    t.match(
+      message,
+      /CREATE TRIGGER sandboxes_owner_id_status_tally AFTER INSERT OR UPDATE OR DELETE ON sandboxes FOR EACH ROW EXECUTE FUNCTION twinbox_tally\('sandboxes_owner_id_status_tally', 'owner_id', 'status', 'building', 'queued', 'ready'\); DELETE FROM twinbox_tallies WHERE tally = 'sandboxes_owner_id_status_tally'; INSERT INTO twinbox_tallies/,
+      'missing tally trigger, with the counts to recompute',
+    );
+  });
+
+  t.test('a tally is one row a trigger keeps, whoever writes, counted again by its migration', async (t) => {
+    const { schema, url } = await freshSchema();
+    const store = await open(t, url);
+    const active = { field: 'status', in: ['queued', 'building', 'ready'] } as const;
+    const count = (s: Store, owner: string) => s.sandboxes.countBy('owner_id', owner, active);
+    const sandbox = (id: string, owner: string, status: string) =>
+      ({ id, owner_id: owner, status, blob: 'x'.repeat(10_000) }) as never;
+    await store.sandboxes.insert(sandbox('s1', 'o1', 'queued'));
+    await store.sandboxes.insert(sandbox('s2', 'o1', 'ready'));
+    await store.sandboxes.insert(sandbox('s3', 'o1', 'deleted'));
+    await store.sandboxes.insert(sandbox('s4', 'o2', 'building'));
+    t.equal(await count(store, 'o1'), 2);
+
+    // An operator's statements, in another search_path, and a status of another JSON type.
+    const table = `"${schema}".sandboxes`;
+    await adminQuery(
+      `INSERT INTO ${table} VALUES ('s5', '{"id": "s5", "owner_id": "o1", "status": "building"}')`,
+    );
+    t.equal(await count(store, 'o1'), 3, 'an INSERT in psql');
+    await adminQuery(`UPDATE ${table} SET data = data || '{"status": "expired"}' WHERE id = 's1'`);
+    t.equal(await count(store, 'o1'), 2, 'an UPDATE out of the set');
+    await adminQuery(`UPDATE ${table} SET data = data || '{"owner_id": "o2"}' WHERE id = 's2'`);
+    t.equal(await count(store, 'o1'), 1, 'moved to another owner');
+    t.equal(await count(store, 'o2'), 2, 'which counts it');
+    await adminQuery(`UPDATE ${table} SET data = data || '{"status": 1}' WHERE id = 's5'`);
+    t.equal(await count(store, 'o1'), 0, 'a number is not a status');
+    await adminQuery(`DELETE FROM ${table} WHERE id = 's4'`);
+    t.equal(await count(store, 'o2'), 1, 'a DELETE');
+
+    // countBy reads the row, not the records: what makes a create's quota check cost the same however
+    // many sandboxes the account has or had, and however large they are.
+    await adminQuery(
+      `UPDATE "${schema}".twinbox_tallies SET n = 42 WHERE tally = 'sandboxes_owner_id_status_tally' AND key = 'o2'`,
+    );
+    t.equal(await count(store, 'o2'), 42, 'the count is the tally row');
+
+    // A database migrated before 0008 has sandboxes already: the migration counts them.
+    await adminQuery(
+      `DROP TRIGGER sandboxes_owner_id_status_tally ON ${table}; DROP FUNCTION "${schema}".twinbox_tally(); ` +
+        `DROP TABLE "${schema}".twinbox_tallies; ` +
+        `DELETE FROM "${schema}"."${MIGRATIONS_TABLE}" WHERE name = '0008_tallies'`,
+    );
+    await store.close();
+    const migrated = await open(t, url);
+    t.equal(await count(migrated, 'o1'), 0);
+    t.equal(await count(migrated, 'o2'), 1, 'counted by the migration (not the 42)');
+    await migrated.sandboxes.insert(sandbox('s6', 'o1', 'queued'));
+    t.equal(await count(migrated, 'o1'), 1, 'and kept from then on');
+    await migrated.close();
+
+    // Without its trigger the start is refused with the SQL that restores it; that SQL does.
+    await adminQuery(`DROP TRIGGER sandboxes_owner_id_status_tally ON ${table}`);
+    await adminQuery(`UPDATE "${schema}".twinbox_tallies SET n = 7`);
+    const refusal = await openPostgresStore({ url }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    t.type(refusal, SchemaMismatchError);
+    const sql = /CREATE TRIGGER sandboxes_owner_id_status_tally .*GROUP BY 2;/.exec(
+      (refusal as Error).message,
+    );
+    t.ok(sql, 'names the SQL');
+    await adminQuery(`BEGIN; SET LOCAL search_path = "${schema}"; ${sql![0]} COMMIT`);
+    const restored = await open(t, url);
+    t.equal(await count(restored, 'o1'), 1, 'counted again');
+    t.equal(await count(restored, 'o2'), 1);
   });
 
   t.test('a search_path naming no schema is refused', async (t) => {

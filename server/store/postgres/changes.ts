@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { StoreClosedError, type Collection, type CountWhere } from '../store.ts';
+import { StoreClosedError, type Collection, type CountWhere, type TallyLimit } from '../store.ts';
 import { CHANGES_CHANNEL, type ChangeNotice, type PostgresCollection } from './collection.ts';
 
 /** The NOTIFY channel on which a process says it has dropped what a notice named: `<schema> <token>`. */
@@ -243,8 +243,8 @@ export class CachedCollection<T extends { id: string }> implements Collection<T>
     return this.inner.countBy(field, value, where);
   }
 
-  insert(record: T): Promise<T> {
-    return this.written(record.id, (notice) => this.inner.insert(record, notice));
+  insert(record: T, within?: TallyLimit<T>): Promise<T> {
+    return this.written(record.id, (notice) => this.inner.insert(record, within, notice));
   }
 
   update(id: string, change: (current: T) => T): Promise<T | undefined> {

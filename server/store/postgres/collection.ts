@@ -1,13 +1,16 @@
 import type { DatabaseError, Pool, PoolClient } from 'pg';
 import type { CollectionSpec } from '../collections.ts';
 import { encodeJson, escapeString } from './codec.ts';
+import { declaredTally, tallyName, type TallySpec } from './tallies.ts';
 import {
   SAFE_RECORD_ID,
   StoreClosedError,
+  TallyFullError,
   UniqueViolationError,
   UnsafeIdError,
   type Collection,
   type CountWhere,
+  type TallyLimit,
 } from '../store.ts';
 
 /** The NOTIFY channel of changes to cached collections (changes.ts); payloads name their schema. */
@@ -42,11 +45,12 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   private readonly lookup: Set<string>;
   /** Index name -> field, to name the field of a unique violation. */
   private readonly uniqueIndexes = new Map<string, string>();
+  private readonly tallies: readonly TallySpec[];
 
   constructor(
     private readonly pool: Pool,
     readonly name: string,
-    spec: Pick<CollectionSpec<T>, 'unique' | 'indexed'>,
+    spec: Pick<CollectionSpec<T>, 'unique' | 'indexed' | 'tallies'>,
     /** Closed by the store's close(): every later call is refused with StoreClosedError. */
     private readonly gate: { closed: boolean } = { closed: false },
   ) {
@@ -54,6 +58,7 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
     this.lookup = new Set([...spec.unique, ...spec.indexed]);
     this.uniqueIndexes.set(`${name}_pkey`, 'id');
     for (const field of spec.unique) this.uniqueIndexes.set(`${name}_${field}_key`, field);
+    this.tallies = spec.tallies ?? [];
   }
 
   async get(id: string): Promise<T | undefined> {
@@ -94,6 +99,17 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
 
   async countBy<K extends keyof T & string>(field: K, value: T[K], where?: CountWhere<T>): Promise<number> {
     this.open();
+    const tally = where && declaredTally(this.tallies, field, where.field, where.in);
+    // A declared tally is one row, kept by a trigger as rows change (migrations/0008_tallies.sql):
+    // its cost does not grow with the matching records, nor with their size. It keys strings only.
+    if (tally && typeof value === 'string') {
+      const { rows } = await this.pool.query<{ n: number }>({
+        name: 'twinbox.tally',
+        text: `SELECT n FROM twinbox_tallies WHERE tally = $1 AND key = $2`,
+        values: [tallyName(this.name, tally), escapeString(value)],
+      });
+      return rows[0]?.n ?? 0;
+    }
     const params = this.matchParams(field, value);
     let condition = this.matching(field, value);
     if (where) {
@@ -112,24 +128,67 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
    * its commit, and only if it commits and changed a row): how other processes learn to drop what
    * they cached of the record (changes.ts). The same statement counts the listening processes.
    */
-  async insert(record: T, notice?: ChangeNotice): Promise<T> {
+  async insert(record: T, within?: TallyLimit<T>, notice?: ChangeNotice): Promise<T> {
     this.open();
     if (!SAFE_RECORD_ID.test(record.id)) throw new UnsafeIdError(this.name, record.id);
+    const limit = within && this.limitOf(record, within);
+    if (limit) return this.transaction((client) => this.insertWithin(client, record, limit, notice));
     try {
-      const insert = `INSERT INTO ${this.table} (id, data) VALUES ($1, $2::jsonb)`;
-      if (notice === undefined) await this.pool.query(insert, [record.id, encodeJson(record)]);
-      else {
-        const { rows } = await this.pool.query<{ listeners: number }>(
-          `WITH written AS (${insert} RETURNING id) ` +
-            `SELECT pg_notify($3, $4), ${LISTENERS('$5', '$6')} AS listeners FROM written`,
-          [record.id, encodeJson(record), CHANGES_CHANNEL, notice.payload, ...notice.listenerLock],
-        );
-        if (rows[0]) notice.sent(rows[0].listeners);
-      }
+      await this.insertRow(this.pool, record, notice);
     } catch (error) {
       throw this.translate(error);
     }
     return record;
+  }
+
+  /**
+   * The tally's row of `record`'s key, locked first (created at 0 when absent, so the very first
+   * inserts of a key wait for each other too): inserts within one key, from any process, take turns
+   * from here to their commit, and each sees the count every earlier one committed. The insert's own
+   * trigger then counts it, under the same lock.
+   */
+  private async insertWithin(
+    client: PoolClient,
+    record: T,
+    limit: { tally: string; key: string; max: number },
+    notice: ChangeNotice | undefined,
+  ): Promise<T> {
+    const { rows } = await client.query<{ n: number }>({
+      name: 'twinbox.tally-lock',
+      text:
+        `INSERT INTO twinbox_tallies AS t (tally, key, n) VALUES ($1, $2, 0) ` +
+        `ON CONFLICT (tally, key) DO UPDATE SET n = t.n RETURNING n`,
+      values: [limit.tally, limit.key],
+    });
+    const n = rows[0]!.n;
+    if (n >= limit.max) throw new TallyFullError(this.name, n, limit.max);
+    await this.insertRow(client, record, notice);
+    return record;
+  }
+
+  /** The tally `within` names and `record`'s key in it, or undefined when `record` does not count. */
+  private limitOf(record: T, within: TallyLimit<T>): { tally: string; key: string; max: number } | undefined {
+    const tally = declaredTally(this.tallies, within.by, within.where, within.in);
+    if (!tally) throw new Error(`${this.name}: no tally of ${within.by} by ${within.where} is declared`);
+    const key = record[within.by];
+    const value = record[within.where];
+    // As the trigger counts: string values only.
+    if (typeof key !== 'string' || typeof value !== 'string' || !within.in.includes(value)) return undefined;
+    return { tally: tallyName(this.name, tally), key: escapeString(key), max: within.max };
+  }
+
+  private async insertRow(on: Pool | PoolClient, record: T, notice: ChangeNotice | undefined): Promise<void> {
+    const insert = `INSERT INTO ${this.table} (id, data) VALUES ($1, $2::jsonb)`;
+    if (notice === undefined) {
+      await on.query(insert, [record.id, encodeJson(record)]);
+      return;
+    }
+    const { rows } = await on.query<{ listeners: number }>(
+      `WITH written AS (${insert} RETURNING id) ` +
+        `SELECT pg_notify($3, $4), ${LISTENERS('$5', '$6')} AS listeners FROM written`,
+      [record.id, encodeJson(record), CHANGES_CHANNEL, notice.payload, ...notice.listenerLock],
+    );
+    if (rows[0]) notice.sent(rows[0].listeners);
   }
 
   /**

@@ -4,6 +4,7 @@ import { runner, type RunnerOption } from 'node-pg-migrate';
 import type { PoolClient } from 'pg';
 import { COLLECTION_KEYS, COLLECTIONS } from '../collections.ts';
 import { SchemaMismatchError } from './errors.ts';
+import { tallyCall, tallyName, tallySql } from './tallies.ts';
 
 type Logger = NonNullable<RunnerOption['logger']>;
 
@@ -64,6 +65,16 @@ export async function verifySchema(client: PoolClient, schema: string): Promise<
       )
     ).rows.map((row) => [row.name, row.definition]),
   );
+  const triggers = new Map(
+    (
+      await client.query<{ name: string; definition: string }>(
+        `SELECT t.tgname AS name, pg_get_triggerdef(t.oid) AS definition FROM pg_trigger t ` +
+          `JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace s ON s.oid = c.relnamespace ` +
+          `WHERE s.nspname = $1 AND NOT t.tgisinternal`,
+        [schema],
+      )
+    ).rows.map((row) => [row.name, row.definition]),
+  );
   const problems: string[] = [];
   for (const key of COLLECTION_KEYS) {
     const spec = COLLECTIONS[key];
@@ -85,6 +96,22 @@ export async function verifySchema(client: PoolClient, schema: string): Promise<
       problems.push(
         `CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${name} ON ${spec.table} ((data ->> '${field}'));` +
           (definition ? ` -- replacing: ${definition}` : ''),
+      );
+    }
+  }
+  // A declared tally without its trigger, or with another set of values, would count wrong: countBy
+  // reads the tally's row and never the records (tallies.ts).
+  for (const key of COLLECTION_KEYS) {
+    const spec = COLLECTIONS[key];
+    for (const tally of spec.tallies ?? []) {
+      const definition = triggers.get(tallyName(spec.table, tally));
+      const current =
+        definition?.includes(tallyCall(spec.table, tally)) &&
+        /AFTER INSERT OR DELETE OR UPDATE ON .* FOR EACH ROW/.test(definition);
+      if (current) continue;
+      problems.push(
+        (definition ? `DROP TRIGGER ${tallyName(spec.table, tally)} ON ${spec.table}; ` : '') +
+          tallySql(spec.table, tally),
       );
     }
   }

@@ -1,0 +1,56 @@
+/** A tally as collections.ts declares it (`tallies`), its fields as plain names. */
+export interface TallySpec {
+  by: string;
+  where: string;
+  in: readonly string[];
+}
+
+/**
+ * A tally's name: its row key in `twinbox_tallies` and the name of the trigger that keeps it
+ * (migrations/0008_tallies.sql), `<table>_<by>_<where>_tally`.
+ */
+export function tallyName(table: string, tally: Pick<TallySpec, 'by' | 'where'>): string {
+  return `${table}_${tally.by}_${tally.where}_tally`;
+}
+
+/** The trigger function's call as pg_get_triggerdef prints it: name, fields, then the values sorted. */
+export function tallyCall(table: string, tally: TallySpec): string {
+  const args = [tallyName(table, tally), tally.by, tally.where, ...[...tally.in].sort()];
+  return `twinbox_tally(${args.map((arg) => `'${arg.replace(/'/g, "''")}'`).join(', ')})`;
+}
+
+/**
+ * What a migration must run to keep `tally`: its trigger, and the counts of the rows already there.
+ * For migrate.ts's refusal to start, as the SQL to put in a new migration.
+ */
+export function tallySql(table: string, tally: TallySpec): string {
+  const name = tallyName(table, tally);
+  const values = [...tally.in]
+    .sort()
+    .map((value) => `'${value.replace(/'/g, "''")}'`)
+    .join(', ');
+  return (
+    `CREATE TRIGGER ${name} AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${tallyCall(table, tally)}; ` +
+    `DELETE FROM twinbox_tallies WHERE tally = '${name}'; ` +
+    `INSERT INTO twinbox_tallies (tally, key, n) SELECT '${name}', data ->> '${tally.by}', count(*) FROM ${table} ` +
+    `WHERE jsonb_typeof(data -> '${tally.by}') = 'string' AND jsonb_typeof(data -> '${tally.where}') = 'string' ` +
+    `AND data ->> '${tally.where}' IN (${values}) GROUP BY 2;`
+  );
+}
+
+/** The declared tally of `by` whose `where` set is exactly `values` (in any order), if there is one. */
+export function declaredTally(
+  tallies: readonly TallySpec[],
+  by: string,
+  where: string,
+  values: readonly string[],
+): TallySpec | undefined {
+  const asked = new Set(values);
+  return tallies.find(
+    (tally) =>
+      tally.by === by &&
+      tally.where === where &&
+      new Set(tally.in).size === asked.size &&
+      tally.in.every((value) => asked.has(value)),
+  );
+}
