@@ -1,6 +1,6 @@
 import { KeyedLock } from '../keyed-lock.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Store } from '../store/store.ts';
+import { TallyFullError, type Store } from '../store/store.ts';
 import type { AccountRecord, Plan, SandboxKind, SandboxRecord, SandboxStatus } from '../store/records.ts';
 import type { TwinCatalog } from '../twins/catalog.ts';
 import type { Accounts } from '../identity/accounts.ts';
@@ -16,6 +16,20 @@ import { keepValidParts } from '../scenarios/seeds.ts';
 
 /** The statuses the quota counts, as the store's tally takes them. */
 const ACTIVE = [...ACTIVE_STATUSES];
+/** The tally collections.ts declares for the quota: an owner's sandboxes with one of those statuses. */
+const ACTIVE_TALLY = { by: 'owner_id', where: 'status', in: ACTIVE } as const;
+
+/** 403 `plan_limit_exceeded`: the account holds (or is creating) `active` of its plan's `quota`. */
+function planLimit(account: AccountRecord, quota: number, active: number) {
+  const sandboxes = (n: number) => `${n} active sandbox${n === 1 ? '' : 'es'}`;
+  return forbidden(
+    `The ${account.plan} plan allows ${sandboxes(quota)} (queued, building or ready) at a time, and ` +
+      `this account has ${active}. Twin sets count too. Delete one (DELETE /sandboxes/{id} or ` +
+      `DELETE /twin-sets/{id}) or wait until one expires` +
+      `${account.plan === 'free' ? ', or upgrade to the pro plan' : ''}.`,
+    'plan_limit_exceeded',
+  );
+}
 
 /** What twins a sandbox or a twin set starts with, how they are seeded, and how long it lives. */
 export interface TwinsRequest {
@@ -144,7 +158,9 @@ export class SandboxService {
     }
     // Only the count and a reservation are one step per account: the inserts (each its own fsync or
     // commit) then run side by side, and the reservations keep concurrent creates from all seeing room.
-    // One process's view: on a shared PostgreSQL store two processes may each admit the last one.
+    // That is one process's view: on a shared PostgreSQL store the insert itself checks the quota
+    // again, atomically across processes (insert `within` the tally), so two processes cannot each
+    // admit the last one.
     await this.creating.run(account.id, () => this.reserve(account));
     let reserved = true;
     const release = () => {
@@ -200,7 +216,12 @@ export class SandboxService {
       ended_at: null,
       installation_id: source.installation_id ?? null,
     };
-    await this.store.sandboxes.insert(sandbox);
+    try {
+      await this.store.sandboxes.insert(sandbox, { ...ACTIVE_TALLY, max: this.quotaOf(account) });
+    } catch (error) {
+      if (error instanceof TallyFullError) throw planLimit(account, error.max, error.count);
+      throw error;
+    }
     inserted();
     // Answered only once the deploy job is durable too: a 201 promises a deploy, crash or not.
     await this.lifecycle.enqueue(sandbox);
@@ -288,7 +309,7 @@ export class SandboxService {
    * (collections.ts), not a scan of the account's sandboxes.
    */
   private async reserve(account: AccountRecord): Promise<void> {
-    const quota = this.policy.sandboxQuota[account.plan] ?? this.policy.sandboxQuota.free;
+    const quota = this.quotaOf(account);
     const active =
       (await this.store.sandboxes.countBy('owner_id', account.id, { field: 'status', in: ACTIVE })) +
       (this.reserved.get(account.id) ?? 0);
@@ -296,14 +317,11 @@ export class SandboxService {
       this.reserved.set(account.id, (this.reserved.get(account.id) ?? 0) + 1);
       return;
     }
-    const sandboxes = (n: number) => `${n} active sandbox${n === 1 ? '' : 'es'}`;
-    throw forbidden(
-      `The ${account.plan} plan allows ${sandboxes(quota)} (queued, building or ready) at a time, and ` +
-        `this account has ${active}. Twin sets count too. Delete one (DELETE /sandboxes/{id} or ` +
-        `DELETE /twin-sets/{id}) or wait until one expires` +
-        `${account.plan === 'free' ? ', or upgrade to the pro plan' : ''}.`,
-      'plan_limit_exceeded',
-    );
+    throw planLimit(account, quota, active);
+  }
+
+  private quotaOf(account: AccountRecord): number {
+    return this.policy.sandboxQuota[account.plan] ?? this.policy.sandboxQuota.free;
   }
 
   private checkTwinNames(names: string[]): void {

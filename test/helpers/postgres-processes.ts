@@ -13,14 +13,22 @@ import { tempDir } from './twinbox.ts';
  */
 export async function twinboxesOnOneDatabase(
   t: Test,
+  /** More environment for both processes (a quota, say). */
+  env: Record<string, string> = {},
 ): Promise<{ a: TwinboxProcess; b: TwinboxProcess; key: string; store: Store }> {
   const { url } = await freshSchema();
   const dirA = await tempDir(t);
-  const a = await spawnTwinbox(t, { TWINBOX_DATA_DIR: dirA, TWINBOX_DATABASE_URL: url, LOG_LEVEL: 'warn' });
+  const a = await spawnTwinbox(t, {
+    TWINBOX_DATA_DIR: dirA,
+    TWINBOX_DATABASE_URL: url,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
   const b = await spawnTwinbox(t, {
     TWINBOX_DATA_DIR: await tempDir(t),
     TWINBOX_DATABASE_URL: url,
     LOG_LEVEL: 'warn',
+    ...env,
   });
   const key = await devApiKey(a, dirA);
   const store = await openPostgresStore({ url });
