@@ -3,7 +3,8 @@
  * POST /sandboxes against a Twinbox process on the embedded store and one on PostgreSQL, same machine,
  * same run, interleaved. Each Twinbox runs as `npm start` does (server/main.ts, its own process); autocannon drives
  * it from this one. PostgreSQL is BENCH_DATABASE_URL (default: the test database on loopback), in a
- * schema made for the run and dropped after it.
+ * schema made for the run and dropped after it. With `before`, an older tree's Twinbox on PostgreSQL
+ * takes the embedded store's place (bench/store/before-after.sh).
  */
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -16,19 +17,25 @@ import { join } from 'node:path';
 const root = new URL('../..', import.meta.url).pathname;
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/** Which Twinbox a row measured: this tree on either store, or an older tree (`before`) on PostgreSQL. */
+export type Side = 'lowdb' | 'postgres' | 'postgres before';
+
 export interface ApiRow {
   route: string;
   round: number;
-  store: 'lowdb' | 'postgres';
+  store: Side;
   rps: number;
   p50: number;
   p99: number;
   errors: number;
 }
 
-async function startTwinbox(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+async function startTwinbox(
+  env: Record<string, string>,
+  tree = root,
+): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: root,
+    cwd: tree,
     env: {
       PATH: process.env.PATH,
       PORT: '0',
@@ -64,7 +71,7 @@ async function measure(options: autocannon.Options, duration: number, connection
 }
 
 interface Running {
-  store: ApiRow['store'];
+  store: Side;
   base: string;
   headers: Record<string, string>;
   id: string;
@@ -72,9 +79,9 @@ interface Running {
 }
 
 /** A Twinbox on `store` with 20 sandboxes of the local owner's, ready to be measured. */
-async function startOn(store: ApiRow['store'], env: Record<string, string>): Promise<Running> {
+async function startOn(store: Side, env: Record<string, string>, tree?: string): Promise<Running> {
   const dataDir = await mkdtemp(join(tmpdir(), 'twinbox-bench-store-'));
-  const twinbox = await startTwinbox({ TWINBOX_DATA_DIR: dataDir, ...env });
+  const twinbox = await startTwinbox({ TWINBOX_DATA_DIR: dataDir, ...env }, tree);
   const close = async () => {
     twinbox.child.kill();
     await new Promise((resolve) => twinbox.child.once('exit', resolve));
@@ -107,7 +114,7 @@ async function startOn(store: ApiRow['store'], env: Record<string, string>): Pro
   }
 }
 
-const routes: Array<{ route: string; options: (on: Running) => autocannon.Options }> = [
+export const routes: Array<{ route: string; options: (on: Running) => autocannon.Options }> = [
   {
     route: 'GET /sandboxes/{id}',
     options: (on) => ({ url: `${on.base}/sandboxes/${on.id}`, headers: on.headers }),
@@ -151,16 +158,27 @@ async function selectOneRate(duration: number, connections: number): Promise<num
   }
 }
 
+export interface MeasureOptions {
+  /**
+   * Another tree (an older revision unpacked with `git archive`, sharing node_modules): its Twinbox on
+   * PostgreSQL takes lowdb's place, so each pair of rows is before and after a change, same run.
+   */
+  before?: string;
+  /** Only the routes whose name contains this (e.g. `POST`). */
+  route?: string;
+}
+
 /**
- * Both stores, running side by side; each route is measured in `rounds` pairs, lowdb and PostgreSQL
- * back to back (alternating which goes first) before the next route, so a change in the machine's load
- * touches both of a pair alike. The PostgreSQL schema is made
- * for the run and dropped after it.
+ * Two Twinboxes, running side by side: by default this tree's on each store, or with `before` an older
+ * tree's and this one's, both on PostgreSQL. Each route is measured in `rounds` pairs, back to back
+ * (alternating which goes first) before the next route, so a change in the machine's load touches both
+ * of a pair alike. Each PostgreSQL Twinbox has a schema of its own, made for the run and dropped after it.
  */
 export async function measureApiOnBothStores(
   duration: number,
   connections: number,
   rounds = 3,
+  options: MeasureOptions = {},
 ): Promise<{ rows: ApiRow[]; selectOnePerSecond: number }> {
   const admin = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   await admin.connect().catch((error: Error) => {
@@ -168,16 +186,26 @@ export async function measureApiOnBothStores(
       `PostgreSQL is needed for this benchmark (BENCH_DATABASE_URL=${databaseUrl}): ${error.message}`,
     );
   });
-  const schema = `twinbox_bench_${randomBytes(4).toString('hex')}`;
-  const running: Running[] = [];
-  try {
+  const schemas: string[] = [];
+  const newSchema = async () => {
+    const schema = `twinbox_bench_${randomBytes(4).toString('hex')}`;
+    schemas.push(schema);
     await admin.query(`CREATE SCHEMA "${schema}"`);
     const url = new URL(databaseUrl);
     url.searchParams.set('options', `-c search_path=${schema}`);
-    running.push(await startOn('lowdb', {}));
-    running.push(await startOn('postgres', { TWINBOX_DATABASE_URL: url.toString() }));
+    return url.toString();
+  };
+  const running: Running[] = [];
+  try {
+    if (options.before)
+      running.push(
+        await startOn('postgres before', { TWINBOX_DATABASE_URL: await newSchema() }, options.before),
+      );
+    else running.push(await startOn('lowdb', {}));
+    running.push(await startOn('postgres', { TWINBOX_DATABASE_URL: await newSchema() }));
     const rows: ApiRow[] = [];
-    for (const { route, options } of routes) {
+    for (const { route, options: request } of routes) {
+      if (options.route && !route.includes(options.route)) continue;
       for (let round = 1; round <= rounds; round++) {
         // Which store goes first alternates, so neither always gets the fresher machine.
         const order = round % 2 === 1 ? running : [...running].reverse();
@@ -186,7 +214,7 @@ export async function measureApiOnBothStores(
             route,
             round,
             store: on.store,
-            ...(await measure(options(on), duration, connections)),
+            ...(await measure(request(on), duration, connections)),
           });
         }
       }
@@ -194,7 +222,7 @@ export async function measureApiOnBothStores(
     return { rows, selectOnePerSecond: await selectOneRate(duration, connections) };
   } finally {
     for (const on of running) await on.close();
-    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
   }
 }

@@ -4,6 +4,13 @@
  * 2. The authenticated API on the embedded store vs PostgreSQL (api.ts), same run.
  *
  *   npx tsx bench/store/run.ts [--writes 300] [--duration 10] [--connections 10] [--rounds 3] [--api-only]
+ *                              [--route POST] [--before <tree>]
+ *
+ * --route keeps the routes whose name contains it. --before <tree>: an older revision's tree (unpacked
+ * with `git archive`, node_modules shared) runs on PostgreSQL in the embedded store's place, so each
+ * pair of rows is before / after on PostgreSQL, same run, alternating (bench/store/before-after.sh).
+ * Rounds run one after another on the same Twinbox: POST rows show whether creates slow as the
+ * account fills.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,6 +29,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     'api-only': { type: 'boolean', default: false },
+    route: { type: 'string' },
+    before: { type: 'string' },
   },
 });
 const writes = Number(values.writes);
@@ -109,18 +118,20 @@ const { rows: api, selectOnePerSecond } = await measureApiOnBothStores(
   duration,
   connections,
   Number(values.rounds),
+  { before: values.before, route: values.route },
 );
+/** The side each PostgreSQL row is compared with. */
+const base = values.before ? 'postgres before' : 'lowdb';
+const compared = values.before ? 'after / before' : 'PostgreSQL / lowdb';
 console.log(
   `\nAPI on each store: ${duration}s per row, ${connections} connections, API key, ${new Date().toISOString()}\n`,
 );
-console.log('| route | round | store | req/s | p50 ms | p99 ms | errors | PostgreSQL / lowdb req/s |');
+console.log(`| route | round | store | req/s | p50 ms | p99 ms | errors | ${compared} req/s |`);
 console.log('|---|---:|---|---:|---:|---:|---:|---:|');
 const ratios = new Map<string, number[]>();
 for (const row of api) {
-  const lowdb = api.find(
-    (other) => other.route === row.route && other.round === row.round && other.store === 'lowdb',
-  )!;
-  const ratio = row.store === 'postgres' ? row.rps / lowdb.rps : undefined;
+  const other = api.find((o) => o.route === row.route && o.round === row.round && o.store === base)!;
+  const ratio = row.store === 'postgres' ? row.rps / other.rps : undefined;
   if (ratio !== undefined) ratios.set(row.route, [...(ratios.get(row.route) ?? []), ratio]);
   console.log(
     `| ${row.route} | ${row.round} | ${row.store} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.errors} | ${ratio === undefined ? '' : `${ratio.toFixed(2)}x`} |`,
@@ -130,8 +141,17 @@ console.log('');
 for (const [route, list] of ratios) {
   const sorted = [...list].sort((a, b) => a - b);
   console.log(
-    `${route}: PostgreSQL / lowdb per round ${list.map((r) => r.toFixed(2)).join(', ')}; median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)}x`,
+    `${route}: ${compared} per round ${list.map((r) => r.toFixed(2)).join(', ')}; median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)}x`,
   );
+}
+// Rounds follow one another on one Twinbox: a rate that falls round over round grows with what is stored.
+for (const route of new Set(api.map((row) => row.route))) {
+  for (const side of new Set(api.map((row) => row.store))) {
+    const list = api.filter((row) => row.route === route && row.store === side);
+    console.log(
+      `${route}, ${side}: each round / round 1: ${list.map((row) => (row.rps / list[0]!.rps).toFixed(2)).join(', ')}`,
+    );
+  }
 }
 console.log(
   `\nBaseline, same run: ${Math.round(selectOnePerSecond)} PostgreSQL round trips a second (SELECT 1 over ${connections} pooled connections); load average ${loadavg()
