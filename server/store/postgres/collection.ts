@@ -132,9 +132,9 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
     this.open();
     if (!SAFE_RECORD_ID.test(record.id)) throw new UnsafeIdError(this.name, record.id);
     const limit = within && this.limitOf(record, within);
-    if (limit) return this.transaction((client) => this.insertWithin(client, record, limit, notice));
     try {
-      await this.insertRow(this.pool, record, notice);
+      if (limit) return await this.insertWithin(record, limit, notice);
+      await this.insertRow(record, notice);
     } catch (error) {
       throw this.translate(error);
     }
@@ -142,27 +142,35 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
   }
 
   /**
-   * The tally's row of `record`'s key, locked first (created at 0 when absent, so the very first
-   * inserts of a key wait for each other too): inserts within one key, from any process, take turns
-   * from here to their commit, and each sees the count every earlier one committed. The insert's own
-   * trigger then counts it, under the same lock.
+   * One statement, so one round trip and no transaction held open across several: the tally's row of
+   * `record`'s key is locked first (created at 0 when absent, so the very first inserts of a key wait
+   * for each other too), the record is inserted only if that count is below the max, and the insert's
+   * trigger counts it under the same lock. Inserts within one key, from any process, so take turns from
+   * the lock to their commit, and each sees the count every earlier one committed (READ COMMITTED: the
+   * upsert waits for the row and then reads its latest committed version).
    */
   private async insertWithin(
-    client: PoolClient,
     record: T,
     limit: { tally: string; key: string; max: number },
     notice: ChangeNotice | undefined,
   ): Promise<T> {
-    const { rows } = await client.query<{ n: number }>({
-      name: 'twinbox.tally-lock',
-      text:
-        `INSERT INTO twinbox_tallies AS t (tally, key, n) VALUES ($1, $2, 0) ` +
-        `ON CONFLICT (tally, key) DO UPDATE SET n = t.n RETURNING n`,
-      values: [limit.tally, limit.key],
-    });
-    const n = rows[0]!.n;
-    if (n >= limit.max) throw new TallyFullError(this.name, n, limit.max);
-    await this.insertRow(client, record, notice);
+    const values: unknown[] = [record.id, encodeJson(record), limit.tally, limit.key, limit.max];
+    let told = '';
+    if (notice !== undefined) {
+      values.push(CHANGES_CHANNEL, notice.payload, ...notice.listenerLock);
+      // Only for a row written: a refused insert tells no one.
+      told = `, (SELECT pg_notify($6, $7) IS NULL FROM written) AS told, ${LISTENERS('$8', '$9')} AS listeners`;
+    }
+    const { rows } = await this.pool.query<{ n: number; written: number; listeners?: number }>(
+      `WITH locked AS (INSERT INTO twinbox_tallies AS t (tally, key, n) VALUES ($3, $4, 0) ` +
+        `ON CONFLICT (tally, key) DO UPDATE SET n = t.n RETURNING n), ` +
+        `written AS (INSERT INTO ${this.table} (id, data) SELECT $1, $2::jsonb FROM locked WHERE n < $5 RETURNING id) ` +
+        `SELECT (SELECT n FROM locked) AS n, (SELECT count(*)::int FROM written) AS written${told}`,
+      values,
+    );
+    const row = rows[0]!;
+    if (row.written === 0) throw new TallyFullError(this.name, row.n, limit.max);
+    if (notice !== undefined) notice.sent(row.listeners!);
     return record;
   }
 
@@ -177,13 +185,13 @@ export class PostgresCollection<T extends { id: string }> implements Collection<
     return { tally: tallyName(this.name, tally), key: escapeString(key), max: within.max };
   }
 
-  private async insertRow(on: Pool | PoolClient, record: T, notice: ChangeNotice | undefined): Promise<void> {
+  private async insertRow(record: T, notice: ChangeNotice | undefined): Promise<void> {
     const insert = `INSERT INTO ${this.table} (id, data) VALUES ($1, $2::jsonb)`;
     if (notice === undefined) {
-      await on.query(insert, [record.id, encodeJson(record)]);
+      await this.pool.query(insert, [record.id, encodeJson(record)]);
       return;
     }
-    const { rows } = await on.query<{ listeners: number }>(
+    const { rows } = await this.pool.query<{ listeners: number }>(
       `WITH written AS (${insert} RETURNING id) ` +
         `SELECT pg_notify($3, $4), ${LISTENERS('$5', '$6')} AS listeners FROM written`,
       [record.id, encodeJson(record), CHANGES_CHANNEL, notice.payload, ...notice.listenerLock],
