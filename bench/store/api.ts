@@ -166,6 +166,34 @@ export interface MeasureOptions {
   before?: string;
   /** Only the routes whose name contains this (e.g. `POST`). */
   route?: string;
+  /**
+   * Sandboxes of the measured account written straight into each PostgreSQL schema before the first
+   * round, copies of one it created: `ended` expired ones, each with 2 KB more of `env`, and `live`
+   * queued ones as POST makes them. An account that has used Twinbox a while, so a create whose cost
+   * grows with the account's rows shows it from round 1. (Live ones are also read by what scans every
+   * live sandbox, such as the reaper's sweep each second, in every version alike.)
+   */
+  prefill?: { ended: number; live: number };
+}
+
+/** Sandboxes of the owner of the sandboxes already in `schema` (MeasureOptions.prefill). */
+async function prefill(admin: pg.Client, schema: string, { ended, live }: { ended: number; live: number }) {
+  await admin.query(
+    `INSERT INTO "${schema}".sandboxes (id, data) ` +
+      `SELECT 'ended-' || i, s.data || jsonb_build_object('id', 'ended-' || i, ` +
+      `'status', 'expired', 'ended_at', s.data -> 'created_at', ` +
+      `'env', jsonb_build_object('BLOB', repeat('x', 2048))) ` +
+      `FROM (SELECT data FROM "${schema}".sandboxes LIMIT 1) s, generate_series(1, $1) i`,
+    [ended],
+  );
+  await admin.query(
+    `INSERT INTO "${schema}".sandboxes (id, data) ` +
+      `SELECT 'live-' || i, s.data || jsonb_build_object('id', 'live-' || i) ` +
+      `FROM (SELECT data FROM "${schema}".sandboxes WHERE data ->> 'status' = 'queued' LIMIT 1) s, ` +
+      `generate_series(1, $1) i`,
+    [live],
+  );
+  await admin.query(`ANALYZE "${schema}".sandboxes`);
 }
 
 /**
@@ -203,6 +231,8 @@ export async function measureApiOnBothStores(
       );
     else running.push(await startOn('lowdb', {}));
     running.push(await startOn('postgres', { TWINBOX_DATABASE_URL: await newSchema() }));
+    // Every PostgreSQL side has a schema: the last one, or both with `before`.
+    if (options.prefill) for (const schema of schemas) await prefill(admin, schema, options.prefill);
     const rows: ApiRow[] = [];
     for (const { route, options: request } of routes) {
       if (options.route && !route.includes(options.route)) continue;

@@ -4,13 +4,14 @@
  * 2. The authenticated API on the embedded store vs PostgreSQL (api.ts), same run.
  *
  *   npx tsx bench/store/run.ts [--writes 300] [--duration 10] [--connections 10] [--rounds 3] [--api-only]
- *                              [--route POST] [--before <tree>]
+ *                              [--route POST] [--before <tree>] [--prefill-ended 20000] [--prefill-live 5000]
  *
  * --route keeps the routes whose name contains it. --before <tree>: an older revision's tree (unpacked
  * with `git archive`, node_modules shared) runs on PostgreSQL in the embedded store's place, so each
  * pair of rows is before / after on PostgreSQL, same run, alternating (bench/store/before-after.sh).
  * Rounds run one after another on the same Twinbox: POST rows show whether creates slow as the
- * account fills.
+ * account fills. --prefill-ended N / --prefill-live N write N ended sandboxes of the measured account
+ * (each with 2 KB more JSON) / N queued ones into each PostgreSQL schema before round 1 (bench/store/api.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,6 +32,8 @@ const { values } = parseArgs({
     'api-only': { type: 'boolean', default: false },
     route: { type: 'string' },
     before: { type: 'string' },
+    'prefill-ended': { type: 'string', default: '0' },
+    'prefill-live': { type: 'string', default: '0' },
   },
 });
 const writes = Number(values.writes);
@@ -118,7 +121,11 @@ const { rows: api, selectOnePerSecond } = await measureApiOnBothStores(
   duration,
   connections,
   Number(values.rounds),
-  { before: values.before, route: values.route },
+  {
+    before: values.before,
+    route: values.route,
+    prefill: { ended: Number(values['prefill-ended']), live: Number(values['prefill-live']) },
+  },
 );
 /** The side each PostgreSQL row is compared with. */
 const base = values.before ? 'postgres before' : 'lowdb';
