@@ -18,9 +18,10 @@ export interface CollectionSpec<T> {
   /** Fields looked up with findBy / findOneBy besides the unique ones. */
   indexed: (keyof T & string)[];
   /**
-   * Counts by an indexed field the embedded store keeps up to date as records change (countBy with
-   * the same `by`, `where` and set of `in` reads one number instead of scanning); PostgreSQL counts
-   * them through `by`'s index.
+   * Counts by an indexed field both stores keep up to date as records change (countBy with the same
+   * `by`, `where` and set of `in` reads one number instead of scanning; `insert` may be made `within`
+   * one). PostgreSQL keeps each in a row of `twinbox_tallies` through a trigger, which a migration
+   * creates: the store refuses to start, naming the SQL, while a declared tally lacks it.
    */
   tallies?: { by: keyof T & string; where: keyof T & string; in: readonly string[] }[];
 }
