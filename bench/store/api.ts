@@ -8,6 +8,7 @@
  */
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { bossSchemaFor } from '../../server/jobs/postgres.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -252,7 +253,9 @@ export async function measureApiOnBothStores(
     return { rows, selectOnePerSecond: await selectOneRate(duration, connections) };
   } finally {
     for (const on of running) await on.close();
-    for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    // pg-boss keeps each Twinbox's jobs in a schema beside its store's (server/jobs/postgres.ts).
+    for (const schema of schemas)
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}", "${bossSchemaFor(schema)}" CASCADE`);
     await admin.end();
   }
 }
