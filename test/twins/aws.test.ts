@@ -374,3 +374,55 @@ t.test('aws twin: seeds are checked', async (t) => {
   t.throws(() => awsTwin.validateSeed({ buckets: [{ name: 'ok-bucket', objects: { a: 1 } }] }), /aws seed/);
   t.same(awsTwin.validateSeed(undefined), {});
 });
+
+t.test('aws twin: which query-protocol calls the runtime saves (changesState)', async (t) => {
+  const driver = await awsTwin.create({ baseUrl: 'http://127.0.0.1:9', seed: awsTwin.validateSeed({}) });
+  t.teardown(() => driver.close());
+  const env = driver.envVars();
+  const scoped = (service: string) =>
+    `AWS4-HMAC-SHA256 Credential=${env.AWS_ACCESS_KEY_ID}/20260101/us-east-1/${service}/aws4_request, SignedHeaders=host;x-amz-date, Signature=${'0'.repeat(64)}`;
+  const changes = (path: string, body: string, headers: Record<string, string> = {}, method = 'POST') =>
+    driver.changesState!(
+      { method, url: new URL(`http://127.0.0.1:9${path}`), headers: new Headers(headers) },
+      Buffer.from(body),
+    );
+  const cases: Array<[string, boolean, ...Parameters<typeof changes>]> = [
+    [
+      'STS GetCallerIdentity at the root',
+      false,
+      '/',
+      'Action=GetCallerIdentity&Version=2011-06-15',
+      { authorization: scoped('sts') },
+    ],
+    [
+      'STS AssumeRole (keeps nothing)',
+      false,
+      '/',
+      'Action=AssumeRole&RoleArn=x',
+      { authorization: scoped('sts') },
+    ],
+    ['IAM ListUsers at /iam/', false, '/iam/', 'Action=ListUsers'],
+    ['IAM CreateUser', true, '/', 'Action=CreateUser&UserName=ada', { authorization: scoped('iam') }],
+    ['IAM DeleteAccessKey', true, '/iam/', 'Action=DeleteAccessKey'],
+    ['SQS GetQueueUrl', false, '/sqs/', 'Action=GetQueueUrl&QueueName=q'],
+    ['SQS ReceiveMessage (moves the visibility)', true, '/sqs/', 'Action=ReceiveMessage'],
+    [
+      'a read action, then a write one: the engine takes the last',
+      true,
+      '/sts/',
+      'Action=GetCallerIdentity&Action=AssumeRole&Action=CreateUser',
+    ],
+    ['no Action in the body: the query string’s', false, '/sts/?Action=GetCallerIdentity', ''],
+    ['no Action at all', true, '/sts/', 'Version=2011-06-15'],
+    ['an S3 POST at the root', true, '/', 'Action=GetCallerIdentity', { authorization: scoped('s3') }],
+    ['an aws-chunked body', true, '/sts/', 'Action=GetCallerIdentity', { 'content-encoding': 'aws-chunked' }],
+    ['an S3 GET', false, '/bucket/key', '', {}, 'GET'],
+    ['an S3 PUT', true, '/bucket/key', 'data', {}, 'PUT'],
+  ];
+  let checkedCases = 0;
+  for (const [label, expected, ...args] of cases) {
+    t.equal(changes(...args), expected, label);
+    checkedCases++;
+  }
+  t.equal(checkedCases, cases.length, 'every case was checked');
+});

@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFile, readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { LinearClient } from '@linear/sdk';
 import { Resend } from 'resend';
 import Stripe from 'stripe';
@@ -212,6 +214,56 @@ t.test('linear: a query writes nothing, a mutation is on disk when answered', as
   const after = second.entries.linear!.env_vars;
   const restored = new LinearClient({ apiKey: after.LINEAR_API_KEY, apiUrl: after.LINEAR_API_URL });
   t.equal((await restored.issue(issue.id)).title, 'Saved before answered', 'the answered mutation is kept');
+  await killNow(second);
+});
+
+// AWS's query protocol sends its reads as POSTs (STS GetCallerIdentity): the twin names the engine's
+// read actions (AwsTwin.changesState), so they are not saved, while a write is on disk before its answer.
+t.test('aws: STS GetCallerIdentity writes nothing, an S3 PutObject is on disk when answered', async (t) => {
+  const dataDir = await tempDir(t);
+  const first = await hostProcess(t, {
+    DURABLE_DATA_DIR: dataDir,
+    DURABLE_TWINS: 'aws',
+    DURABLE_SEEDS: JSON.stringify({ aws: { buckets: [{ name: 'kept' }] } }),
+  });
+  const awsClients = (entry: TwinEntry) => {
+    const env = entry.env_vars;
+    const options = {
+      maxAttempts: 1,
+      region: env.AWS_REGION!,
+      endpoint: env.AWS_ENDPOINT_URL!,
+      forcePathStyle: true,
+      credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+    };
+    const clients = { sts: new STSClient(options), s3: new S3Client(options) };
+    t.teardown(() => {
+      clients.sts.destroy();
+      clients.s3.destroy();
+    });
+    return clients;
+  };
+  const { sts, s3 } = awsClients(first.entries.aws!);
+  const log = journalPath(dataDir, SANDBOX, 'aws');
+  const size = (await stat(log)).size;
+  // The first call is the one that used to be saved: the engine learns the caller's key on it.
+  for (let i = 0; i < 5; i++) {
+    const me = await sts.send(new GetCallerIdentityCommand({}));
+    t.equal(me.Arn, 'arn:aws:iam::123456789012:user/twinbox', `GetCallerIdentity ${i + 1} answers`);
+  }
+  t.equal((await stat(log)).size, size, 'five GetCallerIdentity calls added nothing to the journal');
+  await s3.send(new PutObjectCommand({ Bucket: 'kept', Key: 'saved.txt', Body: 'saved before answered' }));
+  t.ok((await stat(log)).size > size, 'the PutObject is in the journal');
+  await killNow(first);
+
+  const second = await hostProcess(t, { DURABLE_DATA_DIR: dataDir, DURABLE_MODE: 'restore' });
+  const restored = awsClients(second.entries.aws!);
+  const object = await restored.s3.send(new GetObjectCommand({ Bucket: 'kept', Key: 'saved.txt' }));
+  t.equal(await object.Body!.transformToString(), 'saved before answered', 'the answered write is kept');
+  t.equal(
+    (await restored.sts.send(new GetCallerIdentityCommand({}))).Arn,
+    'arn:aws:iam::123456789012:user/twinbox',
+    'the restored twin still knows its caller',
+  );
   await killNow(second);
 });
 

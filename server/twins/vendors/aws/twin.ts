@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Authorization, RequestHead } from '../../contract.ts';
+import { changesStateByMethod, type Authorization, type RequestHead } from '../../contract.ts';
 import type { Engine } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
 import { credentialFieldsSaved, engineTwinFactory } from '../../engine/factory.ts';
@@ -31,6 +31,17 @@ const ENGINE_DEFAULTS = {
 };
 
 const QUERY_SERVICES = new Set(['sts', 'iam', 'sqs']);
+/**
+ * The query-protocol actions of the engine (emulate 0.12.2) that write nothing to its store, by service:
+ * the runtime need not make their change durable before answering (there is none), which cost a state
+ * comparison and a journal turn on every call. AssumeRole makes its credentials up and keeps none.
+ * An action missing here is taken for a write.
+ */
+const READ_ACTIONS: Record<string, ReadonlySet<string>> = {
+  sts: new Set(['GetCallerIdentity', 'AssumeRole']),
+  iam: new Set(['GetUser', 'ListUsers', 'ListAccessKeys', 'GetRole', 'ListRoles']),
+  sqs: new Set(['ListQueues', 'GetQueueUrl', 'GetQueueAttributes']),
+};
 // AWS refuses a signature whose time is more than 15 minutes off, and presigned URLs over 7 days.
 const MAX_SKEW_MS = 15 * 60 * 1000;
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
@@ -195,6 +206,34 @@ class AwsTwin extends EngineTwin {
       );
     }
     return true;
+  }
+
+  /**
+   * A query-protocol call (STS, IAM, SQS: a POST, its `Action` in the form body) changes state unless its
+   * action is one of the engine's reads (READ_ACTIONS); every other request by its method, as by default.
+   * The service is the one `handle` sends it to: the credential's at the endpoint root, else the path's.
+   * The engine reads `Action` from the body (the last one given), from the query string only when the
+   * body has none; every value either could take must be a read, and an aws-chunked body (decoded only in
+   * `handle`) is taken for a write.
+   */
+  changesState(head: RequestHead, body: Buffer): boolean {
+    if (head.method !== 'POST') return changesStateByMethod(head.method);
+    const path = head.url.pathname;
+    let service = /^\/(sts|iam|sqs)\/$/.exec(path)?.[1];
+    if (!service && (path === '/' || path === '')) {
+      const cred = presentedCredential(head.headers, head.url.searchParams);
+      service = typeof cred === 'object' ? cred.service : undefined;
+    }
+    const reads = service === undefined ? undefined : READ_ACTIONS[service];
+    if (!reads) return true;
+    if (
+      (head.headers.get('x-amz-content-sha256') ?? '').startsWith('STREAMING-') ||
+      /aws-chunked/i.test(head.headers.get('content-encoding') ?? '')
+    )
+      return true;
+    const inBody = new URLSearchParams(body.toString('utf8')).getAll('Action');
+    const actions = inBody.length ? inBody : head.url.searchParams.getAll('Action');
+    return actions.length === 0 || !actions.every((action) => reads.has(action));
   }
 
   /**
