@@ -131,6 +131,12 @@ export interface Engine {
   seedFromConfig(config: unknown): void;
   /** Engine reset: clears the store and re-applies the engine-level seed. */
   reset(): void;
+  /**
+   * How many writes the store has taken (inserts, updates, deletes, clears, restores, `setData`, resets),
+   * from any caller: the engine's routes, its webhook deliveries, the twin's own code. Equal counts mean
+   * an unchanged store, so an answer built from it may be reused (KeptAnswers, engine/kept-answers.ts).
+   */
+  writes(): number;
 }
 
 interface PluginModule {
@@ -138,7 +144,45 @@ interface PluginModule {
   seedFromConfig?: (store: EngineStore, baseUrl: string, config: unknown, webhooks?: unknown) => void;
 }
 
+/** What a collection does that changes it; each call counts as a write (countWrites). */
+const COLLECTION_WRITES = ['insert', 'update', 'delete', 'clear', 'restore'] as const;
+const STORE_WRITES = ['setData', 'reset', 'restore'] as const;
+
+/**
+ * Counts the writes of one engine's store, by wrapping its write methods on the store and on each
+ * collection it hands out (the engine's routes get theirs through `collection`, as ours do; the
+ * store's own reset and restore reach the collections through the same wrapped methods). Done when
+ * the store is captured, before the engine registers its routes or seeds, so no collection escapes.
+ */
+function countWrites(store: EngineStore): () => number {
+  let writes = 0;
+  const counted = new WeakSet<object>();
+  const wrap = (target: object, names: readonly string[]) => {
+    const methods = target as Record<string, unknown>;
+    for (const name of names) {
+      const original = methods[name];
+      if (typeof original !== 'function') continue;
+      methods[name] = function (this: unknown, ...args: unknown[]) {
+        writes++;
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      };
+    }
+  };
+  const collection = store.collection.bind(store);
+  store.collection = ((name: string, indexFields?: string[]) => {
+    const found = collection(name, indexFields);
+    if (!counted.has(found)) {
+      counted.add(found);
+      wrap(found, COLLECTION_WRITES);
+    }
+    return found;
+  }) as EngineStore['collection'];
+  wrap(store, STORE_WRITES);
+  return () => writes;
+}
+
 interface Captured {
+  writes: () => number;
   app: EngineApp;
   priority: EngineApp;
   store: EngineStore;
@@ -175,7 +219,15 @@ async function loadPlugin(service: EngineService): Promise<PluginModule> {
       Map<string, EngineTokenUser>,
     ];
     const capture = pending.get(baseUrl);
-    if (capture) capture({ app, priority: priorityRoutes(app as HonoLike), store, webhooks, tokenMap });
+    if (capture)
+      capture({
+        app,
+        priority: priorityRoutes(app as HonoLike),
+        store,
+        webhooks,
+        tokenMap,
+        writes: countWrites(store),
+      });
     return original.apply(this, args);
   };
   return { plugin, seedFromConfig: mod.seedFromConfig as PluginModule['seedFromConfig'] };
