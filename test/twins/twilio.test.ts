@@ -263,3 +263,48 @@ t.test('twilio twin: one SMS and Verify flow with twilio-node 6 and with twilio-
     `${results.length} answers to twilio-node 5 checked against Twilio's description`,
   );
 });
+
+// The twin keeps a GET's finished answer while the engine's store is unchanged (engine/kept-answers.ts):
+// each kind of write in turn must be seen by the very next read of the same request.
+t.test('twilio twin: a read after any write sees the write', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['twilio'], { adminToken: 'admin' })).twilio!;
+  const env = entry.env_vars;
+  const client = twilioClient(env);
+  const account = () => client.api.v2010.accounts(env.TWILIO_ACCOUNT_SID!).fetch();
+  const first = (await account()).friendlyName;
+  t.equal((await account()).friendlyName, first, 'the same read again');
+
+  const sent = async () => (await client.messages.list()).map((m) => m.body);
+  t.same(await sent(), []);
+  t.same(await sent(), [], 'the same list again');
+  const message = await client.messages.create({
+    from: env.TWILIO_PHONE_NUMBER!,
+    to: '+15550001111',
+    body: 'one',
+  });
+  t.same(await sent(), ['one'], 'a new message is listed at once');
+  const second = await client.messages.create({
+    from: env.TWILIO_PHONE_NUMBER!,
+    to: '+15550001111',
+    body: 'two',
+  });
+  t.same((await sent()).sort(), ['one', 'two'], 'and the next one');
+  t.equal((await client.messages(message.sid).fetch()).body, 'one');
+  t.equal((await client.messages(second.sid).fetch()).body, 'two');
+
+  // Another caller's credentials make another request: an API key reads the same account.
+  const byKey = twilioClient(env, env.TWILIO_API_KEY, env.TWILIO_API_SECRET);
+  t.equal((await byKey.api.v2010.accounts(env.TWILIO_ACCOUNT_SID!).fetch()).friendlyName, first);
+  t.same((await byKey.messages.list()).length, 2);
+
+  const admin = new TwinAdminClient(entry.admin_url, 'admin');
+  const numbers = async () => (await client.incomingPhoneNumbers.list()).map((n) => n.phoneNumber);
+  t.notOk((await numbers()).includes('+15005550006'), 'not seeded yet');
+  await admin.seed({ phone_numbers: [{ phone_number: '+15005550006', friendly_name: 'Alerts' }] });
+  t.ok((await numbers()).includes('+15005550006'), 'a seed through the admin API is seen');
+  await admin.reset();
+  t.notOk((await numbers()).includes('+15005550006'), 'a reset is seen: the seeded number is gone');
+  t.same(await sent(), [], 'and the messages');
+  t.equal((await account()).friendlyName, first, 'the account is read as before');
+});
