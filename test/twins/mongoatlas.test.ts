@@ -346,3 +346,50 @@ t.test('mongoatlas twin: its presets seed what they promise', async (t) => {
     );
   }
 });
+
+// The twin keeps a GET's finished answer while the engine's store is unchanged (engine/kept-answers.ts):
+// each kind of write in turn must be seen by the very next read of the same request.
+t.test('mongoatlas twin: a read after any write sees the write', async (t) => {
+  const { host } = await tempHost(t);
+  const entry = (await host.start('sb', ['mongoatlas'], { adminToken: 'admin', seeds: { mongoatlas: seed } }))
+    .mongoatlas!;
+  const env = entry.env_vars;
+  const { call } = await atlas(env);
+  const names = async (path = '/groups') =>
+    (await call('GET', path)).body.results.map((g: { name: string }) => g.name).sort();
+  t.same(await names(), ['Acme', 'Project0']);
+  t.same(await names(), ['Acme', 'Project0'], 'the same read again');
+  const acme = (await call('GET', '/groups')).body.results.find((g: { name: string }) => g.name === 'Acme');
+
+  const clusters = `/groups/${acme.id}/clusters`;
+  t.same(await names(clusters), ['AcmeCluster']);
+  const cluster = await call('POST', clusters, {
+    name: 'Analytics',
+    clusterType: 'REPLICASET',
+    providerSettings: { providerName: 'AWS', instanceSizeName: 'M10', regionName: 'US_EAST_1' },
+  });
+  t.equal(cluster.status, 201);
+  t.same(await names(clusters), ['AcmeCluster', 'Analytics'], 'a new cluster is listed at once');
+  const users = `/groups/${acme.id}/databaseUsers`;
+  const usernames = async () =>
+    (await call('GET', users)).body.results.map((u: { username: string }) => u.username).sort();
+  t.same(await usernames(), ['app']);
+  const user = await call('POST', users, {
+    username: 'reporter',
+    password: 'hunter2-hunter2',
+    databaseName: 'admin',
+    roles: [{ databaseName: 'shop', roleName: 'read' }],
+  });
+  t.equal(user.status, 201);
+  t.same(await usernames(), ['app', 'reporter'], 'a new database user is listed at once');
+
+  const admin = new TwinAdminClient(entry.admin_url, 'admin');
+  await admin.seed({ projects: [{ name: 'Seeded' }] });
+  t.same(await names(), ['Acme', 'Project0', 'Seeded'], 'a seed through the admin API is seen');
+  await admin.reset();
+  t.same(await names(), ['Acme', 'Project0'], 'and a reset');
+  const acmeNow = (await call('GET', '/groups')).body.results.find(
+    (g: { name: string }) => g.name === 'Acme',
+  );
+  t.same(await names(`/groups/${acmeNow.id}/clusters`), ['AcmeCluster'], 'the reset dropped the new cluster');
+});

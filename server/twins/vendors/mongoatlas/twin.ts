@@ -3,7 +3,8 @@ import { TwinInputError, type Authorization, type RequestHead } from '../../cont
 import { type Engine } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
 import { engineTwinFactory } from '../../engine/factory.ts';
-import { json } from '../../runtime/http.ts';
+import { KeptAnswers } from '../../engine/kept-answers.ts';
+import { answerBytes, bytesAnswer, json } from '../../runtime/http.ts';
 import { presentedToken, randomToken, secretEquals, sha256Hex } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { toAtlasResponse } from './shape.ts';
@@ -43,6 +44,10 @@ const atlasSigner: WebhookSigner = ({ body, secret }) => ({
 class MongoAtlasTwin extends EngineTwin {
   /** Access tokens issued to the service account, by SHA-256: expiry in ms since the epoch. */
   private tokens = new Map<string, number>();
+  /** Admin API GET answers kept while the engine's store is unchanged (engine/kept-answers.ts). */
+  private readonly kept = new KeptAnswers(this.engine);
+  /** The organization's 24-hex-digit id, from the instance's client id (which never changes). */
+  private readonly orgId: string;
 
   constructor(
     engine: Engine,
@@ -51,6 +56,7 @@ class MongoAtlasTwin extends EngineTwin {
     private readonly seed: MongoAtlasSeed,
   ) {
     super(engine, baseUrl, credentials, atlasSigner);
+    this.orgId = sha256Hex(`org:${credentials.MONGODB_ATLAS_CLIENT_ID}`).slice(0, 24);
   }
 
   /**
@@ -103,13 +109,24 @@ class MongoAtlasTwin extends EngineTwin {
       );
       if (problem) return atlasError(400, 'INVALID_PARAMETER', problem);
     }
+    // The engine's Admin API GETs read its store and nothing else: the same request against the same
+    // store gets the same answer, which is kept rather than built and reshaped again.
+    const key =
+      request.method === 'GET' && pathname.startsWith('/api/atlas/v2/')
+        ? KeptAnswers.keyOf(request)
+        : undefined;
+    const kept = key === undefined ? undefined : this.kept.answer(key);
+    if (kept) return kept;
+    const writes = this.kept.writes();
     const response = await this.engine.app.fetch(request);
     if (response.status >= 500) return this.errorResponse(500, 'Unexpected error.');
-    if (response.ok && pathname.startsWith('/api/atlas/v2/'))
-      return toAtlasResponse(
-        response,
-        sha256Hex(`org:${this.credentials.MONGODB_ATLAS_CLIENT_ID}`).slice(0, 24),
-      );
+    if (response.ok && pathname.startsWith('/api/atlas/v2/')) {
+      const answer = await toAtlasResponse(response, this.orgId);
+      if (key === undefined || answer.status !== 200) return answer;
+      const body = await answerBytes(answer);
+      this.kept.keep(key, writes, answer.status, answer.headers, body);
+      return bytesAnswer(body, { status: answer.status, headers: answer.headers });
+    }
     if (response.status !== 404) return response;
     // The engine's own misses (no route) come without Atlas's error body.
     const body = (await response
