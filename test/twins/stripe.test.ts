@@ -219,6 +219,36 @@ t.test('stripe twin: fault injection, auth, reset', async (t) => {
   t.notMatch(JSON.stringify(log), env.STRIPE_SECRET_KEY!, 'the secret key never appears in the log');
 });
 
+// The twin keeps a stored object's JSON while the store holds that very object (StripeTwin.storedJson):
+// every write in turn must be seen by the next retrieve of the same object.
+t.test('stripe twin: a retrieve after any write sees the write', async (t) => {
+  const { stripe, admin } = await stripeTwin(t, {
+    stripe: { customers: [{ id: 'cus_seeded', email: 's@example.com' }] },
+  });
+  const email = async (id = 'cus_seeded') => ((await stripe.customers.retrieve(id)) as Stripe.Customer).email;
+  t.equal(await email(), 's@example.com');
+  t.equal(await email(), 's@example.com', 'the same retrieve again');
+  await stripe.customers.update('cus_seeded', { email: 'changed@example.com' });
+  t.equal(await email(), 'changed@example.com', 'an update is read at once');
+  await stripe.customers.update('cus_seeded', { metadata: { plan: 'pro' } });
+  const updated = (await stripe.customers.retrieve('cus_seeded')) as Stripe.Customer;
+  t.same([updated.email, updated.metadata], ['changed@example.com', { plan: 'pro' }], 'and the next one');
+
+  const product = await stripe.products.create({ name: 'Pro' });
+  t.equal((await stripe.products.retrieve(product.id)).name, 'Pro');
+  await stripe.products.update(product.id, { name: 'Pro Plus' });
+  t.equal((await stripe.products.retrieve(product.id)).name, 'Pro Plus', 'another type alike');
+
+  const other = await stripe.customers.create({ email: 'other@example.com' });
+  t.equal(await email(other.id), 'other@example.com');
+  await stripe.customers.del(other.id);
+  const gone = await stripe.customers.retrieve(other.id).catch((e: unknown) => e);
+  t.ok(gone instanceof Stripe.errors.StripeInvalidRequestError, 'a deleted customer is not found');
+
+  await admin.reset();
+  t.equal(await email(), 's@example.com', 'a reset is read at once');
+});
+
 t.test('every Stripe response in these tests matched the vendored description', async (t) => {
   const stripeChecks = checked.filter((r) => r.twin === 'stripe');
   t.ok(stripeChecks.length > 40, `${stripeChecks.length} responses checked`);

@@ -7,7 +7,7 @@
  * names that version.
  */
 import { randomBytes } from 'node:crypto';
-import { json } from '../../runtime/http.ts';
+import { bytesAnswer, json } from '../../runtime/http.ts';
 import { CURRENT_VERSION } from './versions/catalog.ts';
 
 /**
@@ -37,6 +37,18 @@ export function stripeJson(
     'request-id': requestId(),
     'stripe-version': version,
     ...extra,
+  });
+}
+
+/** `stripeJson` for a body already written as JSON (`bytes`), with the same headers. */
+export function stripeJsonBytes(status: number, bytes: Buffer, version: string = CURRENT_VERSION): Response {
+  return bytesAnswer(bytes, {
+    status,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'request-id': requestId(),
+      'stripe-version': version,
+    },
   });
 }
 

@@ -27,6 +27,7 @@ import {
   refusedInput,
   refusedParam,
   stripeJson,
+  stripeJsonBytes,
   unauthorized,
   unrecognizedUrl,
 } from './shape.ts';
@@ -38,8 +39,12 @@ import {
   type StripeState,
 } from './store.ts';
 import { isBefore, resolveVersion, type StripeApiVersion } from './versions/catalog.ts';
-import { eventIn, renderIn } from './versions/render.ts';
+import { eventIn, renderIn, rendersAsStored } from './versions/render.ts';
 import { checkRequestIn } from './versions/requests.ts';
+
+/** What storedJson keeps: at most so many objects' JSON, and so many bytes of it. */
+const KEPT_JSON_MAX = 128;
+const KEPT_JSON_BYTES = 1024 * 1024;
 
 interface StripeSaved {
   secret_key: string;
@@ -65,6 +70,9 @@ class StripeTwin implements TwinDriver {
   private readonly endpointOutboxes = new Map<string, WebhookOutbox>();
   private readonly store: StripeStore;
   private readonly context: StripeContext;
+  /** Stored objects' JSON by id, with the object it was written from (storedJson). */
+  private readonly keptJson = new Map<string, { object: object; bytes: Buffer }>();
+  private keptBytes = 0;
   /** Where browsers reach this twin (the hosted checkout page); set through the admin API, see docs/twins.md. */
   publicUrl: string | undefined;
 
@@ -175,6 +183,7 @@ class StripeTwin implements TwinDriver {
       return stripeJson(result.status, result.body, { 'idempotency-key': idempotencyKey }, version);
     }
     const result = this.dispatch(request.method, url, form, version);
+    if (result.bytes) return stripeJsonBytes(result.status, result.bytes, version);
     return stripeJson(result.status, result.body, {}, version);
   }
 
@@ -190,7 +199,7 @@ class StripeTwin implements TwinDriver {
     form: FormObject,
     version: StripeApiVersion,
     key?: string,
-  ): { status: number; body: unknown } {
+  ): { status: number; body: unknown; bytes?: Buffer } {
     const query = new URLSearchParams(url.search);
     for (const [m, pattern, handler] of ROUTES) {
       if (m !== method) continue;
@@ -201,6 +210,10 @@ class StripeTwin implements TwinDriver {
         for (const [k] of [...query]) if (/^expand\[/.test(k)) query.delete(k);
         checkRequestIn(version, method, url.pathname, form);
         const body = handler({ ...this.context, apiVersion: version }, match, form, query, key);
+        if (method === 'GET' && !paths.length && rendersAsStored(version)) {
+          const bytes = this.storedJson(body);
+          if (bytes) return { status: 200, body, bytes };
+        }
         // Expansion works on the rendered objects: a field a version lacks cannot be expanded in it.
         const lookup = (id: string) => {
           const found = this.store.lookup(id);
@@ -218,6 +231,38 @@ class StripeTwin implements TwinDriver {
       }
     }
     return { status: 404, body: unrecognizedUrl(method, url.pathname) };
+  }
+
+  /**
+   * The JSON of a stored object (not an event) answered as the store keeps it (`rendersAsStored`), kept
+   * while that object is the store's: the store never changes an object in place (`update` puts a new one
+   * in its entry), so the same object gives the same text. Reading one customer, product or price over
+   * and over no longer copies, walks and serialises it each time. Undefined for anything else (a list, a
+   * search, an event, an object the store no longer holds). Most recently used last; bounded.
+   */
+  private storedJson(body: unknown): Buffer | undefined {
+    if (!body || typeof body !== 'object') return undefined;
+    const { id, object } = body as Partial<StripeObject>;
+    if (typeof id !== 'string' || object === 'event' || this.store.lookup(id) !== body) return undefined;
+    const kept = this.keptJson.get(id);
+    if (kept?.object === body) {
+      this.keptJson.delete(id);
+      this.keptJson.set(id, kept);
+      return kept.bytes;
+    }
+    const bytes = Buffer.from(JSON.stringify(body));
+    if (kept) {
+      this.keptJson.delete(id);
+      this.keptBytes -= kept.bytes.length;
+    }
+    this.keptJson.set(id, { object: body, bytes });
+    this.keptBytes += bytes.length;
+    for (const [oldest, entry] of this.keptJson) {
+      if (this.keptJson.size <= KEPT_JSON_MAX && this.keptBytes <= KEPT_JSON_BYTES) break;
+      this.keptJson.delete(oldest);
+      this.keptBytes -= entry.bytes.length;
+    }
+    return bytes;
   }
 
   /**

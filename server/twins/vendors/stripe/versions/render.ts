@@ -38,6 +38,23 @@ export const VERSION_GATES: readonly VersionGate[] = [
 
 const MAX_DEPTH = 12;
 
+/** Per version: whether no gate applies to it (the versions from the newest gate's on). */
+const asStored = new Map<StripeApiVersion, boolean>();
+
+/**
+ * Whether an object other than an event is answered in `version` exactly as the store keeps it: no gate
+ * lies between that version and the current one, so `renderIn` would copy it and change nothing (only an
+ * event's `data` is walked in another version, its own).
+ */
+export function rendersAsStored(version: StripeApiVersion): boolean {
+  let known = asStored.get(version);
+  if (known === undefined) {
+    known = !VERSION_GATES.some((gate) => isBefore(version, gate.version));
+    asStored.set(version, known);
+  }
+  return known;
+}
+
 /** A copy of `body` (an object, a list, an error envelope) in `version`. */
 export function renderIn(body: unknown, version: StripeApiVersion, store: StripeStore): unknown {
   // Even in the current version: an event's data may be in an older one.
