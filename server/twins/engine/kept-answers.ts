@@ -65,7 +65,8 @@ export class KeptAnswers {
    * in between, so a count that is no longer the store's) is not kept.
    */
   keep(key: string, writes: number, status: number, headers: Headers, body: Buffer): void {
-    if (writes !== this.engine.writes() || body.length > this.maxBytes) return;
+    // A key counts toward the bytes as its answer does: it is kept as long.
+    if (writes !== this.engine.writes() || body.length + key.length > this.maxBytes) return;
     const old = this.answers.get(key);
     if (old) this.drop(key, old);
     const list: Array<[string, string]> = [];
