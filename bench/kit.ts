@@ -91,6 +91,10 @@ export async function benchTwinbox(
     key,
     port: Number(tb.server.info.port),
     async spareReady() {
+      // The deploy job ends after its outcome is recorded and the deployer told (Deployer.settled), which
+      // is when the spare pool is refilled: before that there is no new spare to wait for, and a
+      // baseline timed meanwhile would share the CPU with the refill.
+      await tb.lifecycle.idle();
       const pods = tb.engine!.deployer['opts'].pods;
       await Promise.allSettled(pods['spares']);
       // The spare workspace image too (workspace.ts), made once the last deploy was done.
