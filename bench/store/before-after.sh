@@ -8,10 +8,8 @@ set -euo pipefail
 rev=${1:?usage: bench/store/before-after.sh <old-rev> [run.ts flags]}
 shift
 here=$(cd "$(dirname "$0")/../.." && pwd)
-old=$(mktemp -d /tmp/twinbox-before-XXXXXX)
+old=$(bash "$here/bench/unpack-rev.sh" "$rev")
 trap 'rm -rf "$old"' EXIT
-git -C "$here" archive "$rev" | tar -x -C "$old"
-ln -s "$here/node_modules" "$old/node_modules"
 echo "before: $(git -C "$here" rev-parse --short "$rev"), after: this tree; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 cd "$here" && npx tsx bench/store/run.ts --api-only --before "$old" "$@"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -8,10 +8,8 @@ set -euo pipefail
 rev=${1:?usage: bench/twins/before-after.sh <old-rev> [twin ...]}
 shift
 here=$(cd "$(dirname "$0")/../.." && pwd)
-old=$(mktemp -d /tmp/twinbox-before-XXXXXX)
+old=$(bash "$here/bench/unpack-rev.sh" "$rev")
 trap 'rm -rf "$old"' EXIT
-git -C "$here" archive "$rev" | tar -x -C "$old"
-ln -s "$here/node_modules" "$old/node_modules"
 # The same measurement on both sides: this tree's ratio.ts (its extra baseline and CPU columns) runs the old server code.
 cp "$here/bench/twins/ratio.ts" "$old/bench/twins/ratio.ts"
 twins=("$@")
