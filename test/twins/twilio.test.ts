@@ -308,3 +308,38 @@ t.test('twilio twin: a read after any write sees the write', async (t) => {
   t.same(await sent(), [], 'and the messages');
   t.equal((await account()).friendlyName, first, 'the account is read as before');
 });
+
+t.test(
+  "twilio twin: no GitHub rate limit (the engine's): the 5,001st call of an hour is answered",
+  async (t) => {
+    const { host } = await tempHost(t);
+    const entries = await host.start('sb', ['twilio', 'github'], { adminToken: 'admin' });
+    const env = entries.twilio!.env_vars;
+    const auth = `Basic ${Buffer.from(`${env.TWILIO_ACCOUNT_SID}:${env.TWILIO_AUTH_TOKEN}`).toString('base64')}`;
+    const account = `${env.TWILIO_BASE_URL}/2010-04-01/Accounts/${env.TWILIO_ACCOUNT_SID}.json`;
+    // Each URL its own, so that every call reaches the engine (a repeated GET may be a kept answer).
+    let answered = 0;
+    for (let i = 0; i < 5000; i++) {
+      const response = await fetch(`${account}?n=${i}`, { headers: { authorization: auth } });
+      await response.arrayBuffer();
+      if (response.status === 200) answered++;
+    }
+    t.equal(answered, 5000, '5,000 calls of one account within the hour, all answered');
+    const response = await fetch(`${account}?n=last`, { headers: { authorization: auth } });
+    t.equal(response.status, 200, 'the 5,001st too');
+    t.equal(
+      response.headers.get('x-ratelimit-limit'),
+      null,
+      "no GitHub's X-RateLimit-* headers (Twilio sends none)",
+    );
+    const client = twilioClient(env);
+    t.equal((await client.api.v2010.accounts(env.TWILIO_ACCOUNT_SID!).fetch()).sid, env.TWILIO_ACCOUNT_SID);
+    // GitHub's twin keeps them: GitHub does send them, on every answer.
+    const github = entries.github!.env_vars;
+    const user = await fetch(`${github.GITHUB_API_URL}/user`, {
+      headers: { authorization: `Bearer ${github.GITHUB_TOKEN}` },
+    });
+    t.equal(user.status, 200);
+    t.equal(user.headers.get('x-ratelimit-limit'), '5000', 'the GitHub twin still counts as GitHub does');
+  },
+);

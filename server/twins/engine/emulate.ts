@@ -219,6 +219,9 @@ async function loadPlugin(service: EngineService): Promise<PluginModule> {
       Map<string, EngineTokenUser>,
     ];
     const capture = pending.get(baseUrl);
+    // Before priorityRoutes adds its own middleware after it. The bare engine (a benchmark's baseline,
+    // startBareEngine) keeps the engine as shipped.
+    if (capture && service !== 'github') dropRateLimiter(app as unknown as EngineMiddlewares, service);
     if (capture)
       capture({
         app,
@@ -231,6 +234,28 @@ async function loadPlugin(service: EngineService): Promise<PluginModule> {
     return original.apply(this, args);
   };
   return { plugin, seedFromConfig: mod.seedFromConfig as PluginModule['seedFromConfig'] };
+}
+
+/** emulate's app keeps its middleware in order, each an entry with its handlers. */
+interface EngineMiddlewares {
+  middleware?: Array<{ handlers: unknown[] }>;
+}
+
+/**
+ * emulate puts GitHub's rate limit in front of every service's routes: 5,000 calls an hour per token, then
+ * GitHub's 403 "API rate limit exceeded", and GitHub's `X-RateLimit-*` headers on every answer. Only
+ * GitHub does that; the other vendors limit in their own ways (each twin's `rate_limit` fault answers as
+ * its vendor does), so a Twilio or Google twin refused its 5,000th call of an hour where the vendor
+ * answers. It is the middleware the engine adds last before the service registers its routes, and is
+ * taken out for every service but GitHub; it is recognised by its text, so that an engine version where
+ * it is not the last one fails the twin's start instead of losing another middleware.
+ */
+function dropRateLimiter(app: EngineMiddlewares, service: EngineService): void {
+  const list = app.middleware;
+  const last = list?.at(-1);
+  if (!list || !last?.handlers.some((handler) => String(handler).includes('X-RateLimit-Limit')))
+    throw new Error(`emulate: the ${service} engine's rate limiter is not where this Twinbox expects it`);
+  list.pop();
 }
 
 const UNMATCHED = 'x-twinbox-unmatched';
