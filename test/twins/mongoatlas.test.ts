@@ -124,6 +124,14 @@ t.test('mongoatlas twin: service-account token, Admin API v2 and the Data API', 
       .sort(),
     ['app', 'reporter'],
   );
+  // Create One Project is 200 on Atlas (its description lists no 201; atlasFetch checks the answer).
+  const project = await call('POST', '/groups', { name: 'Reports', orgId: acme.orgId });
+  t.equal(project.status, 200, 'a project is created with 200, as on Atlas');
+  t.equal(project.body.name, 'Reports');
+  t.ok(
+    (await call('GET', '/groups')).body.results.some((g: { id: string }) => g.id === project.body.id),
+    'and listed',
+  );
   const missing = await call('GET', `/groups/${acme.id}/clusters/Nope`);
   t.equal(missing.status, 404);
   t.match(missing.body, { error: 404, errorCode: 'CLUSTER_NOT_FOUND' });

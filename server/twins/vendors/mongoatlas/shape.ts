@@ -14,13 +14,25 @@ import { bytesAnswer } from '../../runtime/http.ts';
  * JSON.parse with a reviver and JSON.stringify after it changed them, without reading the document into
  * objects and writing it again (that was most of the twin's own time on a read).
  */
-export async function toAtlasResponse(response: Response, orgId: string): Promise<Response> {
+export async function toAtlasResponse(
+  response: Response,
+  orgId: string,
+  status = response.status,
+): Promise<Response> {
   if (!response.headers.get('content-type')?.includes('json')) return response;
   const text = await response.text();
-  if (!text) return new Response(null, { status: response.status, headers: response.headers });
+  if (!text) return new Response(null, { status, headers: response.headers });
   const fixed = text
     .replaceAll('"orgId":"default_org"', () => `"orgId":${JSON.stringify(orgId)}`)
     .replace(/"mongoDBVersion":"(\d+\.\d+)"/g, '"mongoDBVersion":"$1.0"');
   // As bytes (runtime/http.ts): a Response made from text wraps it in a stream to be read back.
-  return bytesAnswer(Buffer.from(fixed), { status: response.status, headers: response.headers });
+  return bytesAnswer(Buffer.from(fixed), { status, headers: response.headers });
+}
+
+/**
+ * Atlas's status for a successful Admin API answer of the engine: creating a project is 200 on Atlas
+ * ("Create One Project"), where the engine answers 201; its clusters and database users are 201 on both.
+ */
+export function atlasStatus(method: string, pathname: string, status: number): number {
+  return method === 'POST' && pathname === '/api/atlas/v2/groups' && status === 201 ? 200 : status;
 }

@@ -7,7 +7,7 @@ import { KeptAnswers } from '../../engine/kept-answers.ts';
 import { answerBytes, bytesAnswer, json } from '../../runtime/http.ts';
 import { presentedToken, randomToken, secretEquals, sha256Hex } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
-import { toAtlasResponse } from './shape.ts';
+import { atlasStatus, toAtlasResponse } from './shape.ts';
 import { mongoatlasDescriptor, type MongoAtlasSeed } from './descriptor.ts';
 
 /** The Atlas Administration API's error body (https://www.mongodb.com/docs/atlas/api/atlas-admin-api-ref/#errors). */
@@ -121,7 +121,11 @@ class MongoAtlasTwin extends EngineTwin {
     const response = await this.engine.app.fetch(request);
     if (response.status >= 500) return this.errorResponse(500, 'Unexpected error.');
     if (response.ok && pathname.startsWith('/api/atlas/v2/')) {
-      const answer = await toAtlasResponse(response, this.orgId);
+      const answer = await toAtlasResponse(
+        response,
+        this.orgId,
+        atlasStatus(request.method, pathname, response.status),
+      );
       if (key === undefined || answer.status !== 200) return answer;
       const body = await answerBytes(answer);
       this.kept.keep(key, writes, answer.status, answer.headers, body);
