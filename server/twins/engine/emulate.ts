@@ -219,10 +219,10 @@ async function loadPlugin(service: EngineService): Promise<PluginModule> {
       Map<string, EngineTokenUser>,
     ];
     const capture = pending.get(baseUrl);
-    // Before priorityRoutes adds its own middleware after it. The bare engine (a benchmark's baseline,
-    // startBareEngine) keeps the engine as shipped.
-    if (capture && service !== 'github') dropRateLimiter(app as unknown as EngineMiddlewares, service);
-    if (capture)
+    if (capture) {
+      // Before priorityRoutes adds its own middleware after it. The bare engine (a benchmark's baseline,
+      // startBareEngine) keeps the engine as shipped.
+      if (service !== 'github') dropRateLimiter(app as unknown as EngineMiddlewares, service);
       capture({
         app,
         priority: priorityRoutes(app as HonoLike),
@@ -231,6 +231,7 @@ async function loadPlugin(service: EngineService): Promise<PluginModule> {
         tokenMap,
         writes: countWrites(store),
       });
+    }
     return original.apply(this, args);
   };
   return { plugin, seedFromConfig: mod.seedFromConfig as PluginModule['seedFromConfig'] };

@@ -12,7 +12,8 @@
  * the engine reads, the caller's credentials first of all, can change its answer). Bounded in count and in
  * bytes; the least recently used go first.
  */
-import { bytesAnswer } from '../runtime/http.ts';
+import { BoundedLru } from '../runtime/bounded-lru.ts';
+import { answerBytes, bytesAnswer } from '../runtime/http.ts';
 import type { Engine } from './emulate.ts';
 
 interface Kept {
@@ -23,14 +24,16 @@ interface Kept {
 }
 
 export class KeptAnswers {
-  private readonly answers = new Map<string, Kept>();
-  private bytes = 0;
+  /** Sized by body and key: a key is kept as long as its answer. */
+  private readonly answers: BoundedLru<Kept>;
 
   constructor(
     private readonly engine: Engine,
-    private readonly maxAnswers = 64,
-    private readonly maxBytes = 1024 * 1024,
-  ) {}
+    maxAnswers = 64,
+    maxBytes = 1024 * 1024,
+  ) {
+    this.answers = new BoundedLru(maxAnswers, maxBytes);
+  }
 
   /** The request as the engine sees it, as a key. */
   static keyOf(request: Request): string {
@@ -39,6 +42,23 @@ export class KeptAnswers {
       key += `\n${name}: ${value}`;
     });
     return key;
+  }
+
+  /**
+   * The answer to a read under `key`: the kept one while the store has taken no write since, else the one
+   * `build` makes (the engine asked, its answer shaped), kept for next time when it is a 200. No key: not
+   * a read to keep, and `build` answers.
+   */
+  async serve(key: string | undefined, build: () => Promise<Response>): Promise<Response> {
+    if (key === undefined) return build();
+    const kept = this.answer(key);
+    if (kept) return kept;
+    const writes = this.writes();
+    const answer = await build();
+    if (answer.status !== 200) return answer;
+    const body = await answerBytes(answer);
+    this.keep(key, writes, answer.status, answer.headers, body);
+    return bytesAnswer(body, { status: answer.status, headers: answer.headers });
   }
 
   /** The store's write count now: read it before asking the engine, and keep the answer with it. */
@@ -51,12 +71,9 @@ export class KeptAnswers {
     const kept = this.answers.get(key);
     if (!kept) return undefined;
     if (kept.writes !== this.engine.writes()) {
-      this.drop(key, kept);
+      this.answers.delete(key);
       return undefined;
     }
-    // Most recently used last.
-    this.answers.delete(key);
-    this.answers.set(key, kept);
     return bytesAnswer(kept.body, { status: kept.status, headers: kept.headers });
   }
 
@@ -65,22 +82,9 @@ export class KeptAnswers {
    * in between, so a count that is no longer the store's) is not kept.
    */
   keep(key: string, writes: number, status: number, headers: Headers, body: Buffer): void {
-    // A key counts toward the bytes as its answer does: it is kept as long.
-    if (writes !== this.engine.writes() || body.length + key.length > this.maxBytes) return;
-    const old = this.answers.get(key);
-    if (old) this.drop(key, old);
+    if (writes !== this.engine.writes()) return;
     const list: Array<[string, string]> = [];
     headers.forEach((value, name) => list.push([name, value]));
-    this.answers.set(key, { writes, status, headers: list, body });
-    this.bytes += body.length + key.length;
-    for (const [oldest, kept] of this.answers) {
-      if (this.answers.size <= this.maxAnswers && this.bytes <= this.maxBytes) break;
-      this.drop(oldest, kept);
-    }
-  }
-
-  private drop(key: string, kept: Kept): void {
-    this.answers.delete(key);
-    this.bytes -= kept.body.length + key.length;
+    this.answers.set(key, { writes, status, headers: list, body }, body.length + key.length);
   }
 }

@@ -4,7 +4,7 @@ import { type Engine } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
 import { engineTwinFactory } from '../../engine/factory.ts';
 import { KeptAnswers } from '../../engine/kept-answers.ts';
-import { answerBytes, bytesAnswer, json } from '../../runtime/http.ts';
+import { json } from '../../runtime/http.ts';
 import { presentedToken, randomToken, secretEquals, sha256Hex } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { atlasStatus, toAtlasResponse } from './shape.ts';
@@ -115,22 +115,14 @@ class MongoAtlasTwin extends EngineTwin {
       request.method === 'GET' && pathname.startsWith('/api/atlas/v2/')
         ? KeptAnswers.keyOf(request)
         : undefined;
-    const kept = key === undefined ? undefined : this.kept.answer(key);
-    if (kept) return kept;
-    const writes = this.kept.writes();
+    return this.kept.serve(key, () => this.engineAnswer(request, pathname));
+  }
+
+  private async engineAnswer(request: Request, pathname: string): Promise<Response> {
     const response = await this.engine.app.fetch(request);
     if (response.status >= 500) return this.errorResponse(500, 'Unexpected error.');
-    if (response.ok && pathname.startsWith('/api/atlas/v2/')) {
-      const answer = await toAtlasResponse(
-        response,
-        this.orgId,
-        atlasStatus(request.method, pathname, response.status),
-      );
-      if (key === undefined || answer.status !== 200) return answer;
-      const body = await answerBytes(answer);
-      this.kept.keep(key, writes, answer.status, answer.headers, body);
-      return bytesAnswer(body, { status: answer.status, headers: answer.headers });
-    }
+    if (response.ok && pathname.startsWith('/api/atlas/v2/'))
+      return toAtlasResponse(response, this.orgId, atlasStatus(request.method, pathname, response.status));
     if (response.status !== 404) return response;
     // The engine's own misses (no route) come without Atlas's error body.
     const body = (await response

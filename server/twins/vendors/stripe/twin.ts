@@ -8,6 +8,7 @@ import {
   type TwinDriver,
   type TwinFactory,
 } from '../../contract.ts';
+import { BoundedLru } from '../../runtime/bounded-lru.ts';
 import { ownValue, setOwn } from '../../runtime/safe-json.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
 import { WebhookOutbox, type WebhookSigner, type WebhookTarget } from '../../runtime/webhooks.ts';
@@ -71,8 +72,10 @@ class StripeTwin implements TwinDriver {
   private readonly store: StripeStore;
   private readonly context: StripeContext;
   /** Stored objects' JSON by id, with the object it was written from (storedJson). */
-  private readonly keptJson = new Map<string, { object: object; bytes: Buffer }>();
-  private keptBytes = 0;
+  private readonly keptJson = new BoundedLru<{ object: object; bytes: Buffer }>(
+    KEPT_JSON_MAX,
+    KEPT_JSON_BYTES,
+  );
   /** Where browsers reach this twin (the hosted checkout page); set through the admin API, see docs/twins.md. */
   publicUrl: string | undefined;
 
@@ -245,23 +248,9 @@ class StripeTwin implements TwinDriver {
     const { id, object } = body as Partial<StripeObject>;
     if (typeof id !== 'string' || object === 'event' || this.store.lookup(id) !== body) return undefined;
     const kept = this.keptJson.get(id);
-    if (kept?.object === body) {
-      this.keptJson.delete(id);
-      this.keptJson.set(id, kept);
-      return kept.bytes;
-    }
+    if (kept?.object === body) return kept.bytes;
     const bytes = Buffer.from(JSON.stringify(body));
-    if (kept) {
-      this.keptJson.delete(id);
-      this.keptBytes -= kept.bytes.length;
-    }
-    this.keptJson.set(id, { object: body, bytes });
-    this.keptBytes += bytes.length;
-    for (const [oldest, entry] of this.keptJson) {
-      if (this.keptJson.size <= KEPT_JSON_MAX && this.keptBytes <= KEPT_JSON_BYTES) break;
-      this.keptJson.delete(oldest);
-      this.keptBytes -= entry.bytes.length;
-    }
+    this.keptJson.set(id, { object: body, bytes }, bytes.length);
     return bytes;
   }
 

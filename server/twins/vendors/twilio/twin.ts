@@ -4,7 +4,7 @@ import { type Engine } from '../../engine/emulate.ts';
 import { EngineTwin, type EngineTwinSaved } from '../../engine/engine-twin.ts';
 import { engineTwinFactory } from '../../engine/factory.ts';
 import { KeptAnswers } from '../../engine/kept-answers.ts';
-import { bytesAnswer, json } from '../../runtime/http.ts';
+import { json } from '../../runtime/http.ts';
 import { presentedToken, secretEquals } from '../../runtime/secrets.ts';
 import type { WebhookSigner } from '../../runtime/webhooks.ts';
 import { twilioDescriptor, type TwilioSeed } from './descriptor.ts';
@@ -63,19 +63,15 @@ class TwilioTwin extends EngineTwin {
   /** GET answers kept while the engine's store is unchanged (engine/kept-answers.ts). */
   private readonly kept = new KeptAnswers(this.engine);
 
-  override async handle(request: Request): Promise<Response> {
+  override handle(request: Request): Promise<Response> {
     // The engine's GETs read its store and nothing else (no clock, no random value in a body): the same
     // request against the same store gets the same answer, which is kept rather than built again.
     const key = request.method === 'GET' ? KeptAnswers.keyOf(request) : undefined;
-    const kept = key === undefined ? undefined : this.kept.answer(key);
-    if (kept) return kept;
-    const writes = this.kept.writes();
+    return this.kept.serve(key, () => this.engineAnswer(request));
+  }
+
+  private async engineAnswer(request: Request): Promise<Response> {
     const response = await this.engine.app.fetch(request);
-    if (key !== undefined && response.status === 200) {
-      const body = Buffer.from(await response.arrayBuffer());
-      this.kept.keep(key, writes, response.status, response.headers, body);
-      return bytesAnswer(body, { status: response.status, headers: response.headers });
-    }
     if (response.status === 404) {
       const body = (await response
         .clone()
