@@ -1,4 +1,3 @@
-import { KeyedLock } from '../keyed-lock.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { TallyFullError, type Store } from '../store/store.ts';
 import type { AccountRecord, Plan, SandboxKind, SandboxRecord, SandboxStatus } from '../store/records.ts';
@@ -70,11 +69,6 @@ export interface SandboxPage {
 
 /** Create, read, list and delete sandboxes, with every rule of the spec. Routes stay thin. */
 export class SandboxService {
-  /** Per account, the tail of its creates: count-then-insert runs one at a time per account. */
-  private readonly creating = new KeyedLock();
-  /** Per account, creates admitted by the quota whose record is not in the store yet. */
-  private readonly reserved = new Map<string, number>();
-
   constructor(
     private readonly store: Store,
     private readonly accounts: Accounts,
@@ -156,25 +150,7 @@ export class SandboxService {
         'no_twins',
       );
     }
-    // Only the count and a reservation are one step per account: the inserts (each its own fsync or
-    // commit) then run side by side, and the reservations keep concurrent creates from all seeing room.
-    // That is one process's view: on a shared PostgreSQL store the insert itself checks the quota
-    // again, atomically across processes (insert `within` the tally), so two processes cannot each
-    // admit the last one.
-    await this.creating.run(account.id, () => this.reserve(account));
-    let reserved = true;
-    const release = () => {
-      if (!reserved) return;
-      reserved = false;
-      const left = (this.reserved.get(account.id) ?? 1) - 1;
-      if (left === 0) this.reserved.delete(account.id);
-      else this.reserved.set(account.id, left);
-    };
-    try {
-      return await this.insert(account, input, kind, source, seeding, ttl, release);
-    } finally {
-      release();
-    }
+    return this.insert(account, input, kind, source, seeding, ttl);
   }
 
   private async insert(
@@ -184,8 +160,6 @@ export class SandboxService {
     source: Pick<SandboxRecord, 'repo' | 'branch' | 'pr_url' | 'installation_id'>,
     seeding: ReturnType<typeof planSeed>,
     ttl: number,
-    /** Called once the record is in the store, where the quota now counts it. */
-    inserted: () => void,
   ): Promise<SandboxRecord> {
     const now = new Date();
     const sandbox: SandboxRecord = {
@@ -216,13 +190,16 @@ export class SandboxService {
       ended_at: null,
       installation_id: source.installation_id ?? null,
     };
+    // The quota is checked by the insert itself, within the store's tally: the count and the write are one
+    // step, in this process (the embedded store) and across every process sharing PostgreSQL, so the
+    // inserts of one account run side by side and concurrent creates cannot all see room. The tally is
+    // kept as records change (collections.ts), not a scan of the account's sandboxes.
     try {
       await this.store.sandboxes.insert(sandbox, { ...ACTIVE_TALLY, max: this.quotaOf(account) });
     } catch (error) {
       if (error instanceof TallyFullError) throw planLimit(account, error.max, error.count);
       throw error;
     }
-    inserted();
     // Answered only once the deploy job is durable too: a 201 promises a deploy, crash or not.
     await this.lifecycle.enqueue(sandbox);
     return sandbox;
@@ -301,23 +278,6 @@ export class SandboxService {
   /** The longest lifetime, in minutes, a sandbox of this account may have. */
   private ttlCap(account: AccountRecord): number {
     return account.plan === 'pro' ? TTL_MAX : Math.min(this.policy.freeTtlCapMinutes, TTL_MAX);
-  }
-
-  /**
-   * Reserves one of the account's active sandboxes for a create, or 403 `plan_limit_exceeded` when the
-   * account already holds (or is creating) its plan's number. The count is a tally the store keeps
-   * (collections.ts), not a scan of the account's sandboxes.
-   */
-  private async reserve(account: AccountRecord): Promise<void> {
-    const quota = this.quotaOf(account);
-    const active =
-      (await this.store.sandboxes.countBy('owner_id', account.id, { field: 'status', in: ACTIVE })) +
-      (this.reserved.get(account.id) ?? 0);
-    if (active < quota) {
-      this.reserved.set(account.id, (this.reserved.get(account.id) ?? 0) + 1);
-      return;
-    }
-    throw planLimit(account, quota, active);
   }
 
   private quotaOf(account: AccountRecord): number {
