@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { DurableJsonFile } from './durable-json-file.ts';
 import {
+  declaredTally,
   SAFE_RECORD_ID,
   StoreClosedError,
   TallyFullError,
@@ -27,6 +28,7 @@ export interface CollectionOptions<T> {
 interface Tally {
   by: string;
   where: string;
+  in: readonly string[];
   values: ReadonlySet<unknown>;
   counts: Map<unknown, number>;
   /** Inserts `within` the tally still writing, per key: counted by the next check before they land. */
@@ -62,6 +64,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
     this.tallies = (options.tallies ?? []).map((tally) => ({
       by: tally.by,
       where: tally.where,
+      in: tally.in,
       values: new Set(tally.in),
       counts: new Map(),
       pending: new Map(),
@@ -129,7 +132,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
   async countBy<K extends keyof T & string>(field: K, value: T[K], where?: CountWhere<T>): Promise<number> {
     const ids = this.index(field).get(value);
     if (!where) return ids?.size ?? 0;
-    const tally = this.tallyOf(field, where.field, where.in);
+    const tally = declaredTally(this.tallies, field, where.field, where.in);
     if (tally) return tally.counts.get(value) ?? 0;
     let n = 0;
     for (const id of ids ?? []) if (where.in.includes(this.records.get(id)![where.field] as string)) n++;
@@ -143,7 +146,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
     if (this.records.has(record.id)) return Promise.reject(new UniqueViolationError(this.name, 'id'));
     let settle = () => {};
     if (within) {
-      const tally = this.tallyOf(within.by, within.where, within.in);
+      const tally = declaredTally(this.tallies, within.by, within.where, within.in);
       if (!tally)
         return Promise.reject(
           new Error(`${this.name}: no tally of ${within.by} by ${within.where} is declared`),
@@ -265,17 +268,6 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
       if (n === 0) tally.counts.delete(key);
       else tally.counts.set(key, n);
     }
-  }
-
-  /** The declared tally of `by` whose `where` set is exactly `values` (in any order), if any. */
-  private tallyOf(by: string, where: string, values: readonly string[]): Tally | undefined {
-    return this.tallies.find(
-      (tally) =>
-        tally.by === by &&
-        tally.where === where &&
-        tally.values.size === new Set(values).size &&
-        values.every((v) => tally.values.has(v)),
-    );
   }
 
   private index(field: string): Map<unknown, Set<string>> {

@@ -170,3 +170,20 @@ export function lockNameError(name: string): RangeError | undefined {
     return undefined;
   return new RangeError('a store lock name is 1 to 200 characters, NUL excepted');
 }
+
+/** The declared tally of `by` whose `where` set is exactly `values` (in any order), if there is one. */
+export function declaredTally<S extends { by: string; where: string; in: readonly string[] }>(
+  tallies: readonly S[],
+  by: string,
+  where: string,
+  values: readonly string[],
+): S | undefined {
+  const asked = new Set(values);
+  return tallies.find(
+    (tally) =>
+      tally.by === by &&
+      tally.where === where &&
+      new Set(tally.in).size === asked.size &&
+      tally.in.every((value) => asked.has(value)),
+  );
+}

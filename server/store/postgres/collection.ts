@@ -1,8 +1,9 @@
 import type { DatabaseError, Pool, PoolClient } from 'pg';
 import type { CollectionSpec } from '../collections.ts';
 import { encodeJson, escapeString } from './codec.ts';
-import { declaredTally, tallyName, type TallySpec } from './tallies.ts';
+import { tallyName, type TallySpec } from './tallies.ts';
 import {
+  declaredTally,
   SAFE_RECORD_ID,
   StoreClosedError,
   TallyFullError,

@@ -13,10 +13,15 @@ export function tallyName(table: string, tally: Pick<TallySpec, 'by' | 'where'>)
   return `${table}_${tally.by}_${tally.where}_tally`;
 }
 
+/** `value` as an SQL string literal. */
+function sqlString(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
 /** The trigger function's call as pg_get_triggerdef prints it: name, fields, then the values sorted. */
 export function tallyCall(table: string, tally: TallySpec): string {
   const args = [tallyName(table, tally), tally.by, tally.where, ...[...tally.in].sort()];
-  return `twinbox_tally(${args.map((arg) => `'${arg.replace(/'/g, "''")}'`).join(', ')})`;
+  return `twinbox_tally(${args.map(sqlString).join(', ')})`;
 }
 
 /**
@@ -25,32 +30,12 @@ export function tallyCall(table: string, tally: TallySpec): string {
  */
 export function tallySql(table: string, tally: TallySpec): string {
   const name = tallyName(table, tally);
-  const values = [...tally.in]
-    .sort()
-    .map((value) => `'${value.replace(/'/g, "''")}'`)
-    .join(', ');
+  const values = [...tally.in].sort().map(sqlString).join(', ');
   return (
     `CREATE TRIGGER ${name} AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${tallyCall(table, tally)}; ` +
     `DELETE FROM twinbox_tallies WHERE tally = '${name}'; ` +
     `INSERT INTO twinbox_tallies (tally, key, n) SELECT '${name}', data ->> '${tally.by}', count(*) FROM ${table} ` +
     `WHERE jsonb_typeof(data -> '${tally.by}') = 'string' AND jsonb_typeof(data -> '${tally.where}') = 'string' ` +
     `AND data ->> '${tally.where}' IN (${values}) GROUP BY 2;`
-  );
-}
-
-/** The declared tally of `by` whose `where` set is exactly `values` (in any order), if there is one. */
-export function declaredTally(
-  tallies: readonly TallySpec[],
-  by: string,
-  where: string,
-  values: readonly string[],
-): TallySpec | undefined {
-  const asked = new Set(values);
-  return tallies.find(
-    (tally) =>
-      tally.by === by &&
-      tally.where === where &&
-      new Set(tally.in).size === asked.size &&
-      tally.in.every((value) => asked.has(value)),
   );
 }
