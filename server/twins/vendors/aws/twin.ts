@@ -31,6 +31,11 @@ const ENGINE_DEFAULTS = {
 };
 
 const QUERY_SERVICES = new Set(['sts', 'iam', 'sqs']);
+/** Whether a body is `aws-chunked` (streamed, with chunk signatures), by its payload hash or encoding. */
+function isAwsChunked(payloadHash: string, headers: Headers): boolean {
+  return payloadHash.startsWith('STREAMING-') || /aws-chunked/i.test(headers.get('content-encoding') ?? '');
+}
+
 /**
  * The query-protocol actions of the engine (emulate 0.12.2) that write nothing to its store, by service:
  * the runtime need not make their change durable before answering (there is none), which cost a state
@@ -226,11 +231,7 @@ class AwsTwin extends EngineTwin {
     }
     const reads = service === undefined ? undefined : READ_ACTIONS[service];
     if (!reads) return true;
-    if (
-      (head.headers.get('x-amz-content-sha256') ?? '').startsWith('STREAMING-') ||
-      /aws-chunked/i.test(head.headers.get('content-encoding') ?? '')
-    )
-      return true;
+    if (isAwsChunked(head.headers.get('x-amz-content-sha256') ?? '', head.headers)) return true;
     const inBody = new URLSearchParams(body.toString('utf8')).getAll('Action');
     const actions = inBody.length ? inBody : head.url.searchParams.getAll('Action');
     return actions.length === 0 || !actions.every((action) => reads.has(action));
@@ -280,7 +281,7 @@ class AwsTwin extends EngineTwin {
       );
     }
     const headers = new Headers(request.headers);
-    if (payloadHash.startsWith('STREAMING-') || /aws-chunked/i.test(headers.get('content-encoding') ?? '')) {
+    if (isAwsChunked(payloadHash, headers)) {
       const decoded = decodeAwsChunked(body);
       if (!decoded)
         return s3Error(400, 'IncompleteBody', 'The request body is not valid aws-chunked encoding.');
