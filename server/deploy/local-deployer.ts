@@ -221,7 +221,7 @@ export class LocalDeployer implements Deployer {
         recorded.catch(() => {}); // awaited below; not unhandled meanwhile
       };
       await runPipeline(ctx, this.runner, timings, DEPLOY_STEPS);
-      await Promise.all([recorded ?? writeRecord(), workspace.detached]);
+      await Promise.all([recorded ?? writeRecord(), detached]);
       this.deployed.add(sandbox.id);
       this.watch(sandbox.id, ctx.app!, ctx.logsHint);
       log.note(`ready in ${timings.total} ms ${JSON.stringify(timings)}`);
