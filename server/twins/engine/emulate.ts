@@ -153,6 +153,7 @@ const STORE_WRITES = ['setData', 'reset', 'restore'] as const;
  * collection it hands out (the engine's routes get theirs through `collection`, as ours do; the
  * store's own reset and restore reach the collections through the same wrapped methods). Done when
  * the store is captured, before the engine registers its routes or seeds, so no collection escapes.
+ * Each collection's inserts also take their stamps from one clock per store (stampInOrder).
  */
 function countWrites(store: EngineStore): () => number {
   let writes = 0;
@@ -168,17 +169,41 @@ function countWrites(store: EngineStore): () => number {
       };
     }
   };
+  const clock = { last: 0 };
   const collection = store.collection.bind(store);
   store.collection = ((name: string, indexFields?: string[]) => {
     const found = collection(name, indexFields);
     if (!counted.has(found)) {
       counted.add(found);
       wrap(found, COLLECTION_WRITES);
+      stampInOrder(found, clock);
     }
     return found;
   }) as EngineStore['collection'];
   wrap(store, STORE_WRITES);
   return () => writes;
+}
+
+/**
+ * The engine stamps an insert's `created_at` with the wall clock in milliseconds, and sorts its lists
+ * by that stamp alone, keeping ties in insertion order whatever the direction. Two issues made within
+ * one millisecond (a seed applied, a reset replayed) then listed oldest first under GitHub's default
+ * `sort=created&direction=desc`. One clock per store makes every insert's stamp later than the one
+ * before, so a list by creation time is in creation order, as the vendors' are (their ids grow with time).
+ */
+function stampInOrder(target: EngineCollection, clock: { last: number }): void {
+  const insert = target.insert;
+  target.insert = function (this: unknown, data) {
+    const item = insert.call(this, data);
+    let at = Date.parse(item.created_at);
+    if (!Number.isFinite(at)) return item;
+    if (at <= clock.last) {
+      at = clock.last + 1;
+      item.created_at = item.updated_at = new Date(at).toISOString();
+    }
+    clock.last = at;
+    return item;
+  };
 }
 
 interface Captured {
