@@ -26,8 +26,10 @@ import {
   createWorkspace,
   isMountPoint,
   removeWorkspace,
+  removeWorkspaceFolder,
   SpareImages,
   sweepWorkspaces,
+  workspaceIn,
 } from './steps/workspace.ts';
 
 export type { StepTimings } from './steps/pipeline.ts';
@@ -128,7 +130,12 @@ export class LocalDeployer implements Deployer {
     return found;
   }
 
+  /** The sandbox's workspace: the app's files (workspaceIn: a directory in the sandbox's own folder). */
   workspaceOf(sandboxId: string): string {
+    return workspaceIn(this.workspaceFolderOf(sandboxId));
+  }
+
+  private workspaceFolderOf(sandboxId: string): string {
     return join(this.opts.dataDir, 'workspaces', encodeURIComponent(sandboxId));
   }
 
@@ -517,7 +524,7 @@ export class LocalDeployer implements Deployer {
       const kept = await this.resumeRecords.read(sandboxId);
       if (kept) await this.opts.pods.discard(kept.pod_slot);
       await this.resumeRecords.remove(sandboxId);
-      await removeWorkspace(this.workspaceOf(sandboxId));
+      await removeWorkspaceFolder(this.workspaceFolderOf(sandboxId));
       await rm(this.suspendedOf(sandboxId), { recursive: true, force: true, maxRetries: 3 });
     }
     if (closeLog) await this.logs.close(sandboxId);

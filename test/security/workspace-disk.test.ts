@@ -10,8 +10,10 @@ import {
   createWorkspace,
   isMountPoint,
   removeWorkspace,
+  removeWorkspaceFolder,
   sweepWorkspaces,
   workspaceImageOf,
+  workspaceIn,
 } from '../../server/deploy/steps/workspace.ts';
 import { missingPart } from '../helpers/ci.ts';
 import { loopsOf } from '../helpers/leftovers.ts';
@@ -165,6 +167,8 @@ t.test(
       60_000,
     );
     t.notOk(isMountPoint(workspace), 'unmounted');
+    t.notOk(existsSync(dirname(workspace)), "the sandbox's workspace folder is gone too");
+    t.notOk(existsSync(dirname(image)), 'and its images folder');
     t.same(loopsOf(image), [], 'no loop device left on the image');
   },
 );
@@ -194,17 +198,39 @@ t.test('workspaces of every kind are removed and swept, with their images and lo
   // An image whose workspace directory is gone.
   await writeFile(workspaceImageOf(ws('lost')), '');
   await createWorkspace(ws('kept'), 16 * MiB);
+  // Sandboxes' workspaces now, in folders of their own (workspaceIn): one left, one kept; and an images
+  // folder whose workspace folder is gone.
+  await createWorkspace(workspaceIn(ws('new')), 16 * MiB);
+  await createWorkspace(workspaceIn(ws('kept-new')), 16 * MiB);
+  await mkdir(`${ws('gone')}.images`);
+  await writeFile(join(`${ws('gone')}.images`, 'files.img'), '');
 
-  t.same((await sweepWorkspaces(parent, new Set(['kept']))).sort(), ['a', 'half', 'lost', 'old-tmpfs']);
-  t.same(readdirSync(parent), ['kept'], 'the kept workspace alone is left');
-  t.same(readdirSync(dirname(workspaceImageOf(ws('kept')))), ['kept.img'], 'with its image');
+  t.same((await sweepWorkspaces(parent, new Set(['kept', 'kept-new']))).sort(), [
+    'a',
+    'gone',
+    'half',
+    'lost',
+    'new',
+    'old-tmpfs',
+  ]);
+  t.same(
+    readdirSync(parent).sort(),
+    ['kept', 'kept-new', 'kept-new.images'],
+    'the kept workspaces alone are left',
+  );
+  t.same(readdirSync(dirname(workspaceImageOf(ws('kept')))), ['kept.img'], 'with their images');
+  t.ok(isMountPoint(workspaceIn(ws('kept-new'))), 'still mounted');
   for (const name of ['a', 'half', 'old-tmpfs']) t.notOk(isMountPoint(ws(name)), `${name} unmounted`);
+  t.notOk(isMountPoint(workspaceIn(ws('new'))), 'new unmounted');
   t.same(loopsOf(workspaceImageOf(ws('half'))), [], 'the half-made one is detached');
   t.same(loopsOf(workspaceImageOf(ws('a'))), [], 'the mounted one is detached at its unmount');
+  t.same(loopsOf(workspaceImageOf(workspaceIn(ws('new')))), [], 'so is the one in a folder');
 
   await removeWorkspace(ws('kept'));
   t.notOk(existsSync(ws('kept')));
   t.notOk(existsSync(dirname(workspaceImageOf(ws('kept')))), 'the images folder goes once empty');
+  await removeWorkspaceFolder(ws('kept-new'));
+  t.same(readdirSync(parent), [], 'a workspace folder goes with its images folder');
 });
 
 t.test('a free loop device without a /dev node gets one', async (t) => {

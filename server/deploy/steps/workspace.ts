@@ -63,6 +63,29 @@ export function workspaceImageOf(dir: string): string {
 }
 
 /**
+ * A sandbox's workspace is a directory of this name in a folder of the sandbox's own
+ * (`<dataDir>/workspaces/<id>/files`, its image `<dataDir>/workspaces/<id>.images/files.img`), not the
+ * folder itself: the kernel refuses to rename a mount point, but not its parent, so a spare image
+ * mounted ahead of demand in a spare folder becomes a sandbox's workspace by renaming the folder
+ * (SpareImages), without a `mount` on the deploy's path.
+ */
+export const WORKSPACE_DIR = 'files';
+
+/** Where the workspace of a sandbox's `folder` is (WORKSPACE_DIR). */
+export function workspaceIn(folder: string): string {
+  return join(folder, WORKSPACE_DIR);
+}
+
+/**
+ * Removes a sandbox's workspace folder: its workspace (WORKSPACE_DIR) with its image, then whatever else
+ * is at the folder, an older Twinbox's workspace mounted at the folder itself included.
+ */
+export async function removeWorkspaceFolder(folder: string): Promise<void> {
+  await removeWorkspace(workspaceIn(folder));
+  await removeWorkspace(folder);
+}
+
+/**
  * A fresh, empty workspace at `dir` (mode 0700) holding at most `bytes`. As root: a sparse ext4 image of
  * `bytes` (workspaceImageOf), loop-mounted at `dir` with nosuid,nodev: a write past the cap gets ENOSPC,
  * and what is written is disk, not the sandbox's memory (its page cache is reclaimable). Where no loop
@@ -85,6 +108,9 @@ export async function createWorkspace(
     lstatSync(workspaceImageOf(dir), { throwIfNoEntry: false })
   )
     await removeWorkspace(dir);
+  // A spare is already mounted (SpareImages): its folder becomes this workspace's folder.
+  const spare = opts.kind === 'tmpfs' ? undefined : opts.spares?.take(bytes, dir);
+  if (spare && (await placeSpare(dir, spare))) return { dir, enforced: true, kind: 'disk', detached };
   await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
   await mkdir(dir, { mode: 0o700 });
   const { mount } = trustedExecutables();
@@ -101,8 +127,7 @@ export async function createWorkspace(
   let noDisk = 'a tmpfs was asked for';
   if (opts.kind !== 'tmpfs') {
     try {
-      const spare = opts.spares?.take(bytes);
-      const mounted = spare ? await mountSpare(dir, spare) : await mountDiskImage(dir, bytes);
+      const mounted = await mountDiskImage(dir, bytes);
       if (!opts.deferDetach) await mounted.detached;
       return { dir, enforced: true, kind: 'disk', detached: mounted.detached };
     } catch (error) {
@@ -198,21 +223,25 @@ async function mountDiskImage(dir: string, bytes: number): Promise<{ detached: P
 }
 
 /**
- * A spare image (SpareImages: formatted and attached, never mounted or seen by anything) becomes the
- * workspace's: renamed to workspaceImageOf(dir), where removeWorkspace finds it and its loop device (the
- * device follows its file's name), then mounted.
+ * A spare (SpareImages: formatted, mounted in a folder of its own, seen by nothing) becomes the workspace
+ * at `dir`: its images folder, then its folder, renamed to `dir`'s (the mount goes with its parent; the
+ * loop device follows its file's name). Two renames, no program run. False, with the spare removed, when
+ * they fail (`dir`'s folder is not empty): the workspace is then made as without a spare.
  */
-async function mountSpare(dir: string, spare: SpareImage): Promise<{ detached: Promise<void> }> {
-  const image = workspaceImageOf(dir);
-  await mkdir(dirname(image), { recursive: true, mode: 0o700 });
+async function placeSpare(dir: string, spare: SpareImage): Promise<boolean> {
+  const folder = dirname(dir);
   try {
-    await rename(spare.image, image);
-  } catch (error) {
-    await detachAll(spare.image);
-    await rm(spare.image, { force: true });
-    throw new DiskWorkspaceError(`taking a spare image failed: ${(error as Error).message}`);
+    await mkdir(dirname(folder), { recursive: true, mode: 0o700 });
+    // What a suspended tmpfs workspace's removal leaves: its folder, empty. rename() replaces an empty one.
+    await rmdir(folder).catch(() => {});
+    await rename(`${spare.folder}.images`, `${folder}.images`);
+    await rename(spare.folder, folder);
+    return true;
+  } catch {
+    await removeWorkspaceFolder(spare.folder);
+    await removeWorkspace(dir);
+    return false;
   }
-  return mountAttached(dir, spare.device);
 }
 
 /**
@@ -258,19 +287,19 @@ async function openImage(image: string) {
   }
 }
 
-/** An ext4 image formatted and attached to a loop device ahead of demand. */
+/** An ext4 image formatted and mounted ahead of demand, at workspaceIn(folder). */
 interface SpareImage {
-  image: string;
-  device: string;
+  folder: string;
   bytes: number;
 }
 
 /**
- * Workspace images made ahead of demand, like the spare pods: formatted (mkfs) and attached to a loop
- * device in `dir` (`<dataDir>/workspaces.spare/`), so that a deploy's workspace is a rename and a mount,
- * two programs fewer on its way to ready. A spare is an empty file system no sandbox has seen; it is taken
- * once and never comes back. Where no disk image can be made (not root, no loop devices), none is kept
- * and createWorkspace makes its workspace as before.
+ * Workspace images made ahead of demand, like the spare pods: formatted (mkfs), attached to a loop device
+ * and mounted at workspaceIn(`<dataDir>/workspaces.spare/<spare>`), so that a deploy's workspace is two
+ * renames (placeSpare): no `mkfs`, `losetup` or `mount` on its way to ready. A spare is an empty file
+ * system no sandbox has seen, in a folder only Twinbox can enter (0700); it is taken once and never comes
+ * back. Where no disk image can be made (not root, no loop devices), none is kept and createWorkspace
+ * makes its workspace as before.
  */
 export class SpareImages {
   private readonly spares: SpareImage[] = [];
@@ -285,17 +314,23 @@ export class SpareImages {
     private readonly count = 1,
   ) {}
 
-  /** Removes spares an earlier run left (their loop devices detached). Call before refill(). */
+  /** Removes spares an earlier run left (unmounted, their loop devices detached). Call before refill(). */
   async sweep(): Promise<void> {
-    for (const name of await readdir(this.dir).catch((): string[] => [])) {
-      await detachAll(join(this.dir, name));
-      await rm(join(this.dir, name), { force: true });
+    const names = await readdir(this.dir).catch((): string[] => []);
+    for (const name of new Set(names.map((n) => n.replace(/\.images$/, '')))) {
+      const path = join(this.dir, name);
+      if (lstatSync(path, { throwIfNoEntry: false })?.isFile()) {
+        // An older Twinbox kept its spares here as image files, attached.
+        await detachAll(path);
+        await rm(path, { force: true });
+      } else await removeWorkspaceFolder(path);
     }
   }
 
-  /** A spare of `bytes`, if one is ready (call refill() once the deploy that took it is done). */
-  take(bytes: number): SpareImage | undefined {
-    return this.spares[0]?.bytes === bytes ? this.spares.shift() : undefined;
+  /** A spare of `bytes` for the workspace at `dir`, if one is ready (refill() once the deploy is done). */
+  take(bytes: number, dir: string): SpareImage | undefined {
+    if (basename(dir) !== WORKSPACE_DIR || this.spares[0]?.bytes !== bytes) return undefined;
+    return this.spares.shift();
   }
 
   /** Makes spares up to the count, one at a time, in the background; a failure stops making them. */
@@ -303,16 +338,21 @@ export class SpareImages {
     if (this.making || this.stopped || this.disabled || process.getuid?.() !== 0) return;
     this.making = (async () => {
       while (!this.stopped && this.spares.length < this.count) {
-        const image = join(this.dir, `spare-${process.pid}-${++this.counter}.img`);
+        const folder = join(this.dir, `spare-${process.pid}-${++this.counter}`);
         try {
+          await mkdir(this.dir, { recursive: true, mode: 0o700 });
+          await mkdir(folder, { mode: 0o700 });
+          const dir = workspaceIn(folder);
+          await mkdir(dir, { mode: 0o700 });
+          const image = workspaceImageOf(dir);
           await formatImage(image, this.bytes);
-          const device = await attachLoop(image);
+          const mounted = await mountAttached(dir, await attachLoop(image));
+          await mounted.detached;
           if (this.stopped) throw new Error('stopped');
-          this.spares.push({ image, device, bytes: this.bytes });
+          this.spares.push({ folder, bytes: this.bytes });
         } catch {
           this.disabled = !this.stopped;
-          await detachAll(image);
-          await rm(image, { force: true });
+          await removeWorkspaceFolder(folder).catch(() => {});
           return;
         }
       }
@@ -328,10 +368,7 @@ export class SpareImages {
   async close(): Promise<void> {
     this.stopped = true;
     await this.making;
-    for (const spare of this.spares.splice(0)) {
-      await detachAll(spare.image);
-      await rm(spare.image, { force: true });
-    }
+    for (const spare of this.spares.splice(0)) await removeWorkspaceFolder(spare.folder);
     await rmdir(this.dir).catch(() => {});
   }
 }
@@ -450,18 +487,21 @@ export async function removeWorkspace(dir: string): Promise<void> {
 }
 
 /**
- * Removes the workspaces under `parentDir` a previous run left, except those named in `keep` (sandboxes
- * to resume), with their images, also images whose workspace directory is gone; returns the names removed.
+ * Removes the sandbox workspace folders under `parentDir` (removeWorkspaceFolder) a previous run left,
+ * except those named in `keep` (sandboxes to resume), with their images, also images whose folder is gone
+ * (an older Twinbox's too, in `<parentDir>.images`); returns the names removed.
  */
 export async function sweepWorkspaces(
   parentDir: string,
   keep: ReadonlySet<string> = new Set(),
 ): Promise<string[]> {
-  const names = await readdir(parentDir).catch(() => [] as string[]);
+  const names = (await readdir(parentDir).catch(() => [] as string[])).map((name) =>
+    name.replace(/\.images$/, ''),
+  );
   const images = (await readdir(`${resolve(parentDir)}.images`).catch(() => [] as string[]))
     .filter((name) => name.endsWith('.img'))
     .map((name) => name.slice(0, -'.img'.length));
   const orphans = [...new Set([...names, ...images])].filter((name) => !keep.has(name));
-  for (const name of orphans) await removeWorkspace(join(parentDir, name));
+  for (const name of orphans) await removeWorkspaceFolder(join(parentDir, name));
   return orphans;
 }
