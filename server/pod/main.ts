@@ -54,6 +54,8 @@ const twins = new TwinHost({
   bodyLimitBytes,
   // In its own namespace the front door answers the public URLs inside too: they are the twins' URLs.
   publicBase: network === 'own',
+  // It serves one sandbox: what its twins make ahead is made once, in the warm-up (warmTwins).
+  makeAhead: false,
 });
 let sandboxId: string | undefined;
 let appPort: number | undefined;
@@ -138,6 +140,7 @@ async function warmTwins(names: string[]): Promise<string[]> {
     logger: log,
     bodyLimitBytes,
     publicBase: network === 'own',
+    makeAhead: false,
   });
   const known = names.filter((name) => twinFactories.has(name));
   const adminToken = randomBytes(16).toString('hex');
@@ -153,6 +156,8 @@ async function warmTwins(names: string[]): Promise<string[]> {
     await host.close();
     await rm(scratch, { recursive: true, force: true });
   }
+  // What the sandbox's own twins will need (the GitHub twin's app key), made now, before any deploy asks.
+  await Promise.all(known.map((name) => twinFactories.get(name)!.prepare?.()));
   return known;
 }
 

@@ -176,6 +176,13 @@ export interface TwinFactory extends TwinDescriptor {
    * runtime rewrites `baseUrl` in the answer's body and `Location`/`Link` headers to it.
    */
   create(opts: { baseUrl: string; publicUrl?: string; seed: unknown; saved?: unknown }): Promise<TwinDriver>;
+  /**
+   * Makes ahead what the next create() would otherwise make on its way (the GitHub twin's app key: an RSA
+   * key, 100 ms to seconds of a core). The host decides when: TwinHost calls it after each start (a process
+   * that starts twin after twin), a sandbox pod once in its spare's warm-up, since it serves one sandbox and
+   * anything made after that sandbox's start would only compete with its app for the CPU.
+   */
+  prepare?(): Promise<void>;
 }
 
 /** One answered vendor request, as the request log keeps it (runtime/request-log.ts). */

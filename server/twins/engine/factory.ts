@@ -23,15 +23,18 @@ export interface EngineTwinSpec<Seed, Twin extends EngineTwin> {
    * here (once: its next save is EngineTwinSaved). Default: the snapshot is EngineTwinSaved already.
    */
   readSaved?(saved: unknown): EngineTwinSaved;
+  /** TwinFactory.prepare: what the next fresh instance needs, made ahead. */
+  prepare?(): Promise<void>;
 }
 
 export function engineTwinFactory<Seed, Twin extends EngineTwin>(
   descriptor: TwinDescriptor<Seed, EngineService>,
   spec: EngineTwinSpec<Seed, Twin>,
 ): TwinFactory {
-  const { newCredentials, engineSeed, driver, fresh, readSaved } = spec;
+  const { newCredentials, engineSeed, driver, fresh, readSaved, prepare } = spec;
   return {
     ...descriptor,
+    ...(prepare && { prepare }),
     async create({ baseUrl, seed: rawSeed, saved: rawSaved }) {
       const seed = descriptor.validateSeed(rawSeed);
       const saved =

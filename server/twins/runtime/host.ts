@@ -35,6 +35,11 @@ export interface TwinHostOptions {
    * whose front door answers the public URLs inside the sandbox too (server/pod/front-door.ts).
    */
   publicBase?: boolean;
+  /**
+   * false: no twin's `prepare` after a start (TwinFactory.prepare). A sandbox pod serves one sandbox and
+   * prepares once, in its spare's warm-up. Default: after each start, for the next.
+   */
+  makeAhead?: boolean;
 }
 
 export interface StartTwinsOptions {
@@ -118,6 +123,11 @@ export class TwinHost {
         throw error;
       }
       this.opts.logger?.info({ sandbox_id: sandboxId, twins: unique }, 'twins started');
+      if (this.opts.makeAhead !== false)
+        for (const name of unique)
+          void this.factory(name)
+            .prepare?.()
+            .catch(() => {});
       return this.entries(running, unique);
     });
   }

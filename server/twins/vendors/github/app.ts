@@ -70,19 +70,28 @@ function makeAppKey(): Promise<string> {
 }
 
 /**
- * The next app key, made ahead of need: an RSA key takes 100 ms to several seconds of a core (prime search),
- * which would otherwise sit on a new GitHub twin's start and so on POST→ready. One is made when the module
- * loads (a pod's spare makes it before any deploy asks) and the next as soon as one is taken. A key made
- * ahead is no weaker: each is taken once.
+ * The next app key, made ahead of need (prepareAppKey, the factory's `prepare`): an RSA key takes 100 ms to
+ * several seconds of a core (prime search), which would otherwise sit on a new GitHub twin's start and so
+ * on POST→ready. Not made again as soon as one is taken: in a sandbox pod that key would be for no one, and
+ * its prime search would run beside the sandbox's app as it starts. A key made ahead is no weaker: each is
+ * taken once.
  */
 let nextKey: Promise<string> | undefined;
 
-/** An RSA key as GitHub issues them (2048 bits, PKCS#1 PEM), made off the event loop. */
+/** Starts making the next app key, if none is made or being made; resolves once it is. */
+export async function prepareAppKey(): Promise<void> {
+  nextKey ??= makeAppKey();
+  const made = nextKey;
+  // A failure is not kept: the next take or prepare makes one again.
+  await made.catch(() => {
+    if (nextKey === made) nextKey = undefined;
+  });
+}
+
+/** An RSA key as GitHub issues them (2048 bits, PKCS#1 PEM), made off the event loop: the one made ahead, if any. */
 export function generateAppKey(): Promise<string> {
   const key = nextKey ?? makeAppKey();
-  nextKey = makeAppKey();
-  // A failure here is the next caller's: it takes this promise and sees it.
-  nextKey.catch(() => (nextKey = undefined));
+  nextKey = undefined;
   return key;
 }
 

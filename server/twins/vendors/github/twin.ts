@@ -30,6 +30,7 @@ import {
   checkSeedApps,
   ensureSandboxApp,
   generateAppKey,
+  prepareAppKey,
   handleInstallationLookup,
   verifyAppJwt,
 } from './app.ts';
@@ -488,4 +489,5 @@ export const githubTwin = engineTwinFactory(githubDescriptor, {
   },
   // Up to d4a1e50 the twin saved its credentials in fields of their own: read once, saved anew.
   readSaved: credentialFieldsSaved({ GITHUB_TOKEN: 'token', GITHUB_WEBHOOK_SECRET: 'webhook_secret' }),
+  prepare: prepareAppKey,
 });
