@@ -31,11 +31,11 @@ async function freePort(): Promise<number> {
 }
 
 // The app of a second sandbox: what of Twinbox's data directory can a deployed app read? Its workspace
-// is <data dir>/workspaces/<id>, so the data directory is two levels up.
+// is <data dir>/workspaces/<id>/files, so the data directory is three levels up.
 const PROBE_APP = `import { createServer } from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-const dataDir = resolve(process.cwd(), '../..');
+const dataDir = resolve(process.cwd(), '../../..');
 const attempt = (fn) => { try { return { ok: true, value: fn() }; } catch (e) { return { ok: false, code: e.code }; } };
 createServer((req, res) => {
   if (req.url === '/healthz') return res.end('ok');
@@ -45,6 +45,8 @@ createServer((req, res) => {
     key: attempt(() => readFileSync(resolve(dataDir, 'encryption-key'), 'utf8')),
     devKey: attempt(() => readFileSync(resolve(dataDir, 'dev-api-key'), 'utf8')),
     listing: attempt(() => readdirSync(dataDir)),
+    workspaces: attempt(() => readdirSync(resolve(dataDir, 'workspaces'))),
+    folder: attempt(() => readdirSync('..')),
     checkout: attempt(() => readdirSync(resolve(dataDir, '..'))),
   }));
 }).listen(Number(process.env.PORT), '0.0.0.0');
@@ -154,6 +156,12 @@ t.test('README first run: npm start in a fresh clone, the README curl, a sandbox
   t.equal(seen.devKey.ok, false, `the app cannot read <data dir>/dev-api-key (${seen.devKey.code})`);
   t.equal(seen.listing.ok, true, 'the app lists what it sees of the data directory');
   t.same(seen.listing.value, ['workspaces'], 'of the data directory, only its own workspace is there');
+  t.same(
+    seen.workspaces.value,
+    [encodeURIComponent(probe.sandbox_id)],
+    "of the workspaces, its own folder alone: not another sandbox's, nor its own image's",
+  );
+  t.same(seen.folder.value, ['files'], 'and in that folder, its files alone');
   t.notOk(seen.checkout.ok && seen.checkout.value.includes('package.json'), 'the checkout is not in view');
   t.ok(existsSync(join(clone, '.twinbox', 'encryption-key')), 'the key it could not read exists');
 
