@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { exampleFiles } from '../helpers/deploy.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
+import { hostCounts, NOTHING, registryEntryFor } from '../helpers/leftovers.ts';
 import { requireHost } from '../security/isolation-fixtures.ts';
 import '../helpers/sandbox-hosts.ts';
 
@@ -171,7 +172,11 @@ t.test('README first run: npm start in a fresh clone, the README curl, a sandbox
     t.ok(deleted.ok, `DELETE ${sandbox.sandbox_id}: ${deleted.status}`);
   }
 
-  // Stopped as a service manager stops it.
+  // Stopped as a service manager stops it: SIGTERM to `npm start` alone, which npm passes on to its
+  // script. The script execs Twinbox: a shell in between would die of the signal and leave Twinbox
+  // running, its namespaces and registry entry left behind once the test removed its directory.
+  const entry = registryEntryFor(join(clone, '.twinbox'));
+  t.ok(entry, 'Twinbox is in the host registry');
   process.kill(child.pid!, 'SIGTERM');
   let timer: NodeJS.Timeout | undefined;
   const code = await Promise.race([
@@ -182,4 +187,7 @@ t.test('README first run: npm start in a fresh clone, the README curl, a sandbox
   ]);
   clearTimeout(timer);
   t.match(code, /^(0|SIGTERM|143)$/, `npm start ends on SIGTERM:\n${output().slice(-600)}`);
+  t.match(output(), /kept nothing for resume/, 'Twinbox itself stopped');
+  t.same(hostCounts(entry!), NOTHING, 'and left no namespace, mount, cgroup or process');
+  t.notOk(registryEntryFor(join(clone, '.twinbox')), 'nor its registry entry');
 });
