@@ -252,10 +252,14 @@ export class LocalRunner implements DeployRunner {
     const exited = ctx.app!.exited.then(appExit);
     if (port === undefined) return waitStaysUp({ settleMs: NO_PORT_SETTLE_MS, exited, signal: ctx.signal });
     const pod = this.running.pods.get(ctx.sandbox.id)!;
+    // The first HTTP probe once the port takes connections (asked of the pod); should the pod not say,
+    // the probes start at once as before.
+    const done = new AbortController();
+    const listening = this.opts.pods.appListening(pod, this.opts.healthTimeoutMs, done.signal);
     return waitForHttp(
       { socketPath: pod.appSocket(), path: ctx.profile!.healthPath },
-      { timeoutMs: this.opts.healthTimeoutMs, exited, signal: ctx.signal },
-    );
+      { timeoutMs: this.opts.healthTimeoutMs, exited, signal: ctx.signal, listening },
+    ).finally(() => done.abort());
   }
 
   appUrl(ctx: DeployContext): string {

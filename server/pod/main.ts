@@ -12,7 +12,7 @@ import { EgressGuard } from './egress-guard.ts';
 import { FrontDoor } from './front-door.ts';
 import { GUARDED_PORTS, INSTALL_PROXY_PORT, podLayout, TRUST_PATHS } from './layout.ts';
 import { SandboxCa } from './sandbox-ca.ts';
-import { startPipe } from './pipes.ts';
+import { accepts, startPipe } from './pipes.ts';
 import {
   checkPodRequest,
   POD_EVENTS_PATH,
@@ -162,7 +162,9 @@ async function warmTwins(names: string[]): Promise<string[]> {
 }
 
 /** What the pod does for each call of its protocol, given a body already checked at the door. */
-const handlers: { [C in PodCall]: (body: PodRequest<C>) => Promise<PodAnswer<C>> } = {
+const handlers: {
+  [C in PodCall]: (body: PodRequest<C>, gone: AbortSignal) => Promise<PodAnswer<C>>;
+} = {
   async ready() {
     return { ok: true, network, sandbox_id: sandboxId };
   },
@@ -193,15 +195,27 @@ const handlers: { [C in PodCall]: (body: PodRequest<C>) => Promise<PodAnswer<C>>
     await appPipe;
     return { port: appPort };
   },
+  async appListening(body, gone) {
+    if (!appPort) throw new PodRequestError(400, 'the app has no port here yet: exposeApp first');
+    // Twinbox gone from the call (the app exited, the deploy ended): the tries end with it.
+    return { listening: await accepts({ port: appPort, host: '127.0.0.1' }, body.timeout_ms, gone) };
+  },
   async stopTwins(body) {
     if (sandboxId) await twins.stop(sandboxId, { purge: body.purge === true });
     return { stopped: true };
   },
 };
 
-async function handle<C extends PodCall>(call: C, req: IncomingMessage): Promise<PodAnswer<C>> {
+async function handle<C extends PodCall>(
+  call: C,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<PodAnswer<C>> {
   const body = checkPodRequest(call, req.method === 'GET' ? undefined : await readJson(req));
-  return handlers[call](body);
+  const gone = new AbortController();
+  // Before the answer is written: the caller left, and no one waits for it.
+  res.once('close', () => gone.abort());
+  return handlers[call](body, gone.signal);
 }
 
 async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -212,7 +226,7 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     req.on('close', () => listeners.delete(res));
     return;
   }
-  send(res, 200, await handle(podCallOf(req.method, req.url), req));
+  send(res, 200, await handle(podCallOf(req.method, req.url), req, res));
 }
 
 const control = createServer((req, res) => {

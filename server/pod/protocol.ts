@@ -35,6 +35,15 @@ export interface ExposeAppRequest {
   port: number;
 }
 
+/**
+ * Answer once the app's port (exposeApp) accepts a connection inside the namespace, or once `timeout_ms`
+ * has passed: the deploy's health check sends its first HTTP probe then, rather than one every few
+ * milliseconds through the pod while the app starts.
+ */
+export interface AppListeningRequest {
+  timeout_ms: number;
+}
+
 /** Stop the sandbox's twins; `purge` drops their saved state too. */
 export interface StopTwinsRequest {
   purge?: boolean;
@@ -50,6 +59,7 @@ export interface PodCalls {
   warmTwins: { request: WarmTwinsRequest; answer: { warmed: string[] } };
   restoreTwins: { request: RestoreTwinsRequest; answer: { twins: Record<string, TwinEntry> } };
   exposeApp: { request: ExposeAppRequest; answer: { port: number } };
+  appListening: { request: AppListeningRequest; answer: { listening: boolean } };
   stopTwins: { request: StopTwinsRequest; answer: { stopped: true } };
 }
 
@@ -85,6 +95,11 @@ export const POD_ROUTES: {
     method: 'PUT',
     path: '/app',
     body: Joi.object({ port: Joi.number().integer().min(1).max(65535).required() }),
+  },
+  appListening: {
+    method: 'POST',
+    path: '/app/listening',
+    body: Joi.object({ timeout_ms: Joi.number().integer().min(1).max(3_600_000).required() }),
   },
   stopTwins: { method: 'POST', path: '/stop', body: Joi.object({ purge: Joi.boolean() }) },
 };

@@ -2,11 +2,13 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { podCall, PodError } from '../../server/deploy/pods/pod-control.ts';
 import { bundlePod } from '../../server/deploy/pods/pod-bundle.ts';
+import { freePort } from '../../server/deploy/ports.ts';
 import { podLayout } from '../../server/pod/layout.ts';
 import { checkPodRequest, podCallOf, PodRequestError } from '../../server/pod/protocol.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
@@ -145,4 +147,51 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
   t.ok(late instanceof PodError, 'no warm-up once the pod serves a sandbox');
   t.equal((late as PodError).status, 400);
   t.match((late as PodError).message, /already serves a sandbox/);
+
+  // The app's port: the pod answers once it takes connections, instead of the deploy probing through it.
+  const early = await podCall(control, 'appListening', { timeout_ms: 100 }).catch((error: unknown) => error);
+  t.ok(early instanceof PodError, 'appListening before exposeApp is refused');
+  t.match((early as PodError).message, /exposeApp first/);
+  const port = await freePort();
+  await podCall(control, 'exposeApp', { port });
+  t.same(
+    await podCall(control, 'appListening', { timeout_ms: 200 }),
+    { listening: false },
+    'nothing listens: false once the time is up',
+  );
+  const asked = Date.now();
+  const answer = podCall(control, 'appListening', { timeout_ms: 60_000 });
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const app = await listenOn(port);
+  t.same(await answer, { listening: true }, 'true once the app listens');
+  t.ok(Date.now() - asked < 30_000, 'long before the time was up');
+  await new Promise<void>((resolve) => app.server.close(() => resolve()));
+
+  // A caller that leaves: the pod stops trying (no connection reaches a server that listens afterwards).
+  const gone = new AbortController();
+  const left = podCall(control, 'appListening', { timeout_ms: 60_000 }, undefined, gone.signal);
+  left.catch(() => {});
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gone.abort();
+  await t.rejects(left, /no longer needed/, "the caller's side ends at once");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const after = await listenOn(port);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(after.connections(), 0, 'and the pod no longer connects');
+  await new Promise<void>((resolve) => after.server.close(() => resolve()));
+  t.equal(pod.exitCode, null, 'the pod still runs');
 });
+
+/** A TCP server on 127.0.0.1:`port` that counts the connections it takes. */
+async function listenOn(port: number): Promise<{ server: Server; connections: () => number }> {
+  let count = 0;
+  const server = createServer((socket) => {
+    count++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  return { server, connections: () => count };
+}

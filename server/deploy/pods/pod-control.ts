@@ -27,9 +27,11 @@ export function podCall<C extends PodCall>(
   call: C,
   body: PodRequest<C>,
   timeoutMs = CONTROL_CALL_TIMEOUT_MS,
+  signal?: AbortSignal,
 ): Promise<PodAnswer<C>> {
   const { method, path } = POD_ROUTES[call];
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new Error(`${method} ${path}: no longer needed`));
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = request(
       {
@@ -60,6 +62,10 @@ export function podCall<C extends PodCall>(
       },
     );
     req.on('timeout', () => req.destroy(new Error(`the sandbox pod did not answer ${method} ${path}`)));
+    // The caller no longer needs the answer: the pod sees its connection close.
+    signal?.addEventListener('abort', () => req.destroy(new Error(`${method} ${path}: no longer needed`)), {
+      once: true,
+    });
     req.on('error', reject);
     req.end(payload);
   });

@@ -158,8 +158,13 @@ export class Pod {
     return files;
   }
 
-  call<C extends PodCall>(call: C, body: PodRequest<C>): Promise<PodAnswer<C>> {
-    return podCall(this.layout.control, call, body);
+  call<C extends PodCall>(
+    call: C,
+    body: PodRequest<C>,
+    timeoutMs?: number,
+    signal?: AbortSignal,
+  ): Promise<PodAnswer<C>> {
+    return podCall(this.layout.control, call, body, timeoutMs, signal);
   }
 
   record(attempt: EgressAttempt): void {
@@ -266,6 +271,7 @@ export class PodManager {
   }
 
   private async create(): Promise<Pod> {
+    // Nothing of a pod is made before its bundle is there: a bundle that fails starts no pod at all.
     await this.podProgram();
     const slot = randomUUID().slice(0, 8);
     const dir = join(this.opts.dataDir, 'pods', slot);
@@ -444,6 +450,16 @@ export class PodManager {
     const early = pod.earlyExposure;
     if (early?.port === port) return early.opened;
     await pod.call('exposeApp', { port });
+  }
+
+  /**
+   * Resolves once the app's port accepts a connection inside the pod's namespace (true), or once
+   * `timeoutMs` has passed (false): the pod tries every 2 ms, where an HTTP probe through the pod would
+   * cost both processes a request each time. `signal`: no longer needed (the pod stops trying).
+   */
+  async appListening(pod: Pod, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const wait = Math.max(1, Math.min(Math.round(timeoutMs), 3_600_000));
+    return (await pod.call('appListening', { timeout_ms: wait }, wait + 10_000, signal)).listening;
   }
 
   /**

@@ -59,11 +59,19 @@ export function probePause(attempt: number): number {
  */
 export async function waitForHttp(
   target: HttpTarget,
-  opts: { timeoutMs: number; exited: Promise<string>; signal?: AbortSignal; intervalMs?: number },
+  opts: {
+    timeoutMs: number;
+    exited: Promise<string>;
+    signal?: AbortSignal;
+    intervalMs?: number;
+    /** Settles once a probe is worth sending (the port takes connections); probes wait for it. */
+    listening?: Promise<unknown>;
+  },
 ): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
   let died: string | undefined;
   void opts.exited.then((reason) => (died = reason));
+  if (opts.listening) await firstOf(opts.listening, opts.exited, opts.signal, opts.timeoutMs);
   let lastProblem = 'no answer yet';
   let attemptMs = FIRST_ATTEMPT_MS;
   for (let attempt = 0; ; attempt++) {
@@ -87,6 +95,35 @@ export async function waitForHttp(
       if (error instanceof AttemptTimedOut) attemptMs *= 2;
     }
     await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? probePause(attempt)));
+  }
+}
+
+/**
+ * Waits for the first of: `listening` settling (either way), the app's exit, the abort, `ms` passing.
+ * What each means is the probe loop's to find out after it.
+ */
+async function firstOf(
+  listening: Promise<unknown>,
+  exited: Promise<unknown>,
+  signal: AbortSignal | undefined,
+  ms: number,
+): Promise<void> {
+  if (signal?.aborted) return;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    await Promise.race([
+      listening.catch(() => {}),
+      exited,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+        onAbort = resolve;
+        signal?.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 }
 
