@@ -8,15 +8,20 @@
  * spare pod is up (warm), then DEPLOYS at once; per-step breakdown, memory of each app and pod, and every
  * failure with its cause from the sandbox's log.
  *   node --import tsx bench/deploy/run.ts            DEPLOYS=20 by default; MODES=full to skip `off`;
- *   HEALTH_PATH=/healthz to have the sandbox checked on the path the baseline is timed on
+ *   HEALTH_PATH=/healthz to have the sandbox checked on the path the baseline is timed on;
+ *   POD_BUNDLE=reused to start Twinbox with its pod bundle already made (as every start but a data
+ *   directory's first), else each fresh data directory's start bundles the pod first
  */
 import '../../test/helpers/sandbox-hosts.ts';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../server/deploy/ports.ts';
+import { bundlePod } from '../../server/deploy/pods/pod-bundle.ts';
 import {
   benchTwinbox,
   exampleFiles,
@@ -137,6 +142,7 @@ async function mode(
 }> {
   const began = performance.now();
   const bt = await benchTwinbox(gh, {
+    ...(podBundleDir ? { TWINBOX_POD_BUNDLE_DIR: podBundleDir } : {}),
     TWINBOX_DEPLOY_CONCURRENCY: String(N),
     ...(label === 'off' ? { TWINBOX_SANDBOX_ISOLATION: 'off' } : {}),
   });
@@ -206,6 +212,13 @@ async function mode(
 // example's `/healthz` answers without calling anything), through the repository's own .github/twinbox.yml.
 // By default Twinbox checks `/`, which in this example calls both twins three times before it answers.
 const healthPath = process.env.HEALTH_PATH;
+// The pod's bundle made once before any Twinbox starts, in a directory of its own (TWINBOX_POD_BUNDLE_DIR).
+const podBundleDir =
+  process.env.POD_BUNDLE === 'reused' ? await mkdtemp(join(tmpdir(), 'twinbox-bench-bundle-')) : undefined;
+if (podBundleDir) {
+  await bundlePod(podBundleDir, { shared: true });
+  console.log(`pod bundle: made before the start (POD_BUNDLE=reused), in ${podBundleDir}`);
+}
 const shopFiles = await exampleFiles('zero-dep');
 if (healthPath) shopFiles['.github/twinbox.yml'] = `health_path: ${JSON.stringify(healthPath)}\n`;
 const gh = await sourceTwin({ shop: shopFiles });
@@ -245,4 +258,5 @@ try {
   );
 } finally {
   await gh.close();
+  if (podBundleDir) await rm(podBundleDir, { recursive: true, force: true });
 }
