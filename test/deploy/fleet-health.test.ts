@@ -56,3 +56,34 @@ t.test('an app that answers at once passes on the first probe', async (t) => {
   t.equal(app.seen.requests, 1, 'one probe');
   t.equal(app.seen.answered, 1, 'answered');
 });
+
+t.test(
+  'probes wait for `listening` (the pod seeing the port take a connection), then go as before',
+  async (t) => {
+    const app = await slowApp(t, 0);
+    let say!: (listening: boolean) => void;
+    const listening = new Promise<boolean>((resolve) => (say = resolve));
+    const began = Date.now();
+    setTimeout(() => say(true), 300);
+    await waitForHttp(app.target, { timeoutMs: 30_000, exited: running, listening });
+    t.ok(Date.now() - began >= 290, 'not before the port takes connections');
+    t.equal(app.seen.requests, 1, 'then one probe');
+
+    // A pod that cannot say (its call failed) holds nothing up; an app that exits meanwhile fails at once.
+    const failing = await slowApp(t, 0);
+    await waitForHttp(failing.target, {
+      timeoutMs: 30_000,
+      exited: running,
+      listening: Promise.reject(new Error('no pod')),
+    });
+    t.equal(failing.seen.requests, 1, 'a failed listening call: the probes start at once');
+    const dead = await slowApp(t, 0);
+    const error = await waitForHttp(dead.target, {
+      timeoutMs: 30_000,
+      exited: Promise.resolve('the app exited with code 1'),
+      listening: new Promise(() => {}),
+    }).catch((e: unknown) => e);
+    t.equal((error as HealthCheckError).kind, 'exited', 'an app that exits ends the wait');
+    t.equal(dead.seen.requests, 0, 'without a probe');
+  },
+);
