@@ -50,8 +50,11 @@ export interface SourceDownload {
   readonly source: ResolvedSource;
   /** The deploy's signal with the download's time limit. */
   readonly signal: AbortSignal;
-  /** The tarball's body, unread; none when the host has no tarball endpoint (the tree is fetched instead). */
-  readonly archive?: WebReadableStream<Uint8Array>;
+  /**
+   * The tarball's body, being read ahead (EARLY_READ_BYTES) while it waits for `unpack`; none when the host
+   * has no tarball endpoint (the tree is fetched instead).
+   */
+  readonly archive?: Readable;
   /** Drops a download that will not be unpacked (its deploy failed first), freeing its connection. */
   discard(): void;
 }
@@ -66,6 +69,14 @@ function statusOf(error: unknown): number | undefined {
  * GitHub that does not answer fails the sandbox instead of holding its deploy forever.
  */
 const RESOLVE_TIMEOUT_MS = 60_000;
+/**
+ * How much of a tarball is read ahead of its unpacking, while the workspace is made: a response left
+ * unread is one the server may end (the GitHub twin's server drops a connection kept idle for 5 s with the
+ * rest of its answer unsent, and the unpack then failed with "unexpected end of file" or "terminated" on a
+ * loaded machine). A larger tarball waits in the socket for the rest, as before.
+ */
+const EARLY_READ_BYTES = 16 * 1024 * 1024;
+
 /** How long the whole download of a repository may take. */
 const FETCH_TIMEOUT_MS = 10 * 60_000;
 
@@ -224,7 +235,7 @@ export class GitHubSource implements SourceFetcher {
   async download(source: ResolvedSource, deploySignal?: AbortSignal): Promise<SourceDownload> {
     const { owner, repo, sha } = source;
     const signal = within(this.opts.fetchTimeoutMs ?? FETCH_TIMEOUT_MS, deploySignal);
-    let archive: WebReadableStream<Uint8Array> | undefined;
+    let archive: Readable | undefined;
     try {
       // The body stays a stream (Octokit would buffer it whole): it is inflated and counted as it arrives.
       const response = await this.octokitOf(source).rest.repos.downloadTarballArchive({
@@ -233,7 +244,14 @@ export class GitHubSource implements SourceFetcher {
         ref: sha,
         request: { signal, parseSuccessResponseBody: false },
       });
-      archive = response.data as unknown as WebReadableStream<Uint8Array>;
+      archive = Readable.fromWeb(response.data as unknown as WebReadableStream<Uint8Array>, {
+        // Never more than the source's cap could take: a larger download fails at the cap anyway.
+        highWaterMark: Math.min(EARLY_READ_BYTES, this.limits.maxBytes),
+      });
+      // Kept until unpack's pipeline reports it; an error with no listener would end the process.
+      archive.on('error', () => {});
+      // Starts reading now, up to the high-water mark, rather than when unpack asks.
+      archive.read(0);
     } catch (error) {
       const status = statusOf(error);
       // Servers without the tarball endpoint answer 404/501; anything else is a real failure.
@@ -248,7 +266,7 @@ export class GitHubSource implements SourceFetcher {
       source,
       signal,
       archive,
-      discard: () => void archive?.cancel().catch(() => {}),
+      discard: () => void archive?.destroy(),
     };
   }
 
