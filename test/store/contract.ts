@@ -39,6 +39,18 @@ function collectionOf(store: Store, key: CollectionKey): Collection<Loose> {
   return store[key] as unknown as Collection<Loose>;
 }
 
+/** Every tally collections.ts declares, with its collection's key and its field names as strings. */
+function declaredTallies() {
+  return COLLECTION_KEYS.flatMap((key) =>
+    (COLLECTIONS[key].tallies ?? []).map((tally) => ({
+      key,
+      by: tally.by as string,
+      where: tally.where as string,
+      in: tally.in,
+    })),
+  );
+}
+
 function fieldsOf(key: CollectionKey): { unique: string[]; indexed: string[] } {
   const spec = COLLECTIONS[key];
   return { unique: [...spec.unique], indexed: [...spec.indexed] };
@@ -360,53 +372,44 @@ export function storeContract(t: Test, harness: StoreHarness): void {
         }
       }
       // Every declared tally, and the same count asked with another set (counted through the index).
-      for (const key of COLLECTION_KEYS) {
-        for (const tally of COLLECTIONS[key].tallies ?? []) {
-          tallies++;
-          const collection = collectionOf(store, key);
-          const by = tally.by as string;
-          const where = tally.where as string;
-          const [first, second] = tally.in;
-          const counted = { field: where, in: tally.in } as never;
-          const one = { field: where, in: [first!] } as never;
-          await collection.insert({ id: 't1', [by]: 'o1', [where]: first });
-          await collection.insert({ id: 't2', [by]: 'o1', [where]: second ?? first });
-          await collection.insert({ id: 't3', [by]: 'o1', [where]: 'outside' });
-          await collection.insert({ id: 't4', [by]: 'o2', [where]: first });
-          const at = `${key}: ${by} with ${where}`;
-          t.equal(await collection.countBy(by, 'o1', counted), 2, at);
-          t.equal(
-            await collection.countBy(by, 'o1', { field: where, in: [...tally.in].reverse() } as never),
-            2,
-          );
-          t.equal(await collection.countBy(by, 'o1', one), second === undefined ? 2 : 1, `${at}: one value`);
-          t.equal(await collection.countBy(by, 'o1'), 3, `${at}: without the condition`);
-          t.equal(await collection.countBy(by, 'o2', counted), 1, at);
-          t.equal(await collection.countBy(by, 'o3', counted), 0, `${at}: no record`);
-          await collection.update('t1', (current) => ({ ...current, [where]: 'outside' }));
-          t.equal(await collection.countBy(by, 'o1', counted), 1, `${at}: an update leaving the set`);
-          await collection.update('t3', (current) => ({ ...current, [where]: first }));
-          t.equal(await collection.countBy(by, 'o1', counted), 2, `${at}: an update entering it`);
-          await collection.update('t4', (current) => ({ ...current, [by]: 'o1' }));
-          t.equal(await collection.countBy(by, 'o1', counted), 3, `${at}: moved to another ${by}`);
-          t.equal(await collection.countBy(by, 'o2', counted), 0, at);
-          await collection.delete('t2');
-          t.equal(await collection.countBy(by, 'o1', counted), 2, `${at}: a delete`);
-        }
+      for (const tally of declaredTallies()) {
+        tallies++;
+        const { key, by, where } = tally;
+        const collection = collectionOf(store, key);
+        const [first, second] = tally.in;
+        const counted = { field: where, in: tally.in } as never;
+        const one = { field: where, in: [first!] } as never;
+        await collection.insert({ id: 't1', [by]: 'o1', [where]: first });
+        await collection.insert({ id: 't2', [by]: 'o1', [where]: second ?? first });
+        await collection.insert({ id: 't3', [by]: 'o1', [where]: 'outside' });
+        await collection.insert({ id: 't4', [by]: 'o2', [where]: first });
+        const at = `${key}: ${by} with ${where}`;
+        t.equal(await collection.countBy(by, 'o1', counted), 2, at);
+        t.equal(
+          await collection.countBy(by, 'o1', { field: where, in: [...tally.in].reverse() } as never),
+          2,
+        );
+        t.equal(await collection.countBy(by, 'o1', one), second === undefined ? 2 : 1, `${at}: one value`);
+        t.equal(await collection.countBy(by, 'o1'), 3, `${at}: without the condition`);
+        t.equal(await collection.countBy(by, 'o2', counted), 1, at);
+        t.equal(await collection.countBy(by, 'o3', counted), 0, `${at}: no record`);
+        await collection.update('t1', (current) => ({ ...current, [where]: 'outside' }));
+        t.equal(await collection.countBy(by, 'o1', counted), 1, `${at}: an update leaving the set`);
+        await collection.update('t3', (current) => ({ ...current, [where]: first }));
+        t.equal(await collection.countBy(by, 'o1', counted), 2, `${at}: an update entering it`);
+        await collection.update('t4', (current) => ({ ...current, [by]: 'o1' }));
+        t.equal(await collection.countBy(by, 'o1', counted), 3, `${at}: moved to another ${by}`);
+        t.equal(await collection.countBy(by, 'o2', counted), 0, at);
+        await collection.delete('t2');
+        t.equal(await collection.countBy(by, 'o1', counted), 2, `${at}: a delete`);
       }
       t.ok(tallies > 0, 'collections.ts declares at least one tally');
       await store.close();
       const reopened = await place.open();
       t.teardown(() => reopened.close());
-      for (const key of COLLECTION_KEYS) {
-        for (const tally of COLLECTIONS[key].tallies ?? []) {
-          const counted = { field: tally.where, in: tally.in } as never;
-          t.equal(
-            await collectionOf(reopened, key).countBy(tally.by as string, 'o1', counted),
-            2,
-            'reopened',
-          );
-        }
+      for (const tally of declaredTallies()) {
+        const counted = { field: tally.where, in: tally.in } as never;
+        t.equal(await collectionOf(reopened, tally.key).countBy(tally.by, 'o1', counted), 2, 'reopened');
       }
     },
   );
@@ -422,58 +425,55 @@ export function storeContract(t: Test, harness: StoreHarness): void {
       stores.push(other);
     }
     let tallies = 0;
-    for (const key of COLLECTION_KEYS) {
-      for (const tally of COLLECTIONS[key].tallies ?? []) {
-        tallies++;
-        const collection = collectionOf(store, key);
-        const by = tally.by as string;
-        const where = tally.where as string;
-        const within = { by, where, in: tally.in, max: 3 } as never;
-        const at = `${key}: ${by} with ${where}`;
-        const counting = (id: string, owner: string, i = 0): Loose => ({
-          id,
-          [by]: owner,
-          [where]: tally.in[i % tally.in.length],
-        });
-        const settled = await Promise.allSettled(
-          Array.from({ length: 20 }, (_, i) =>
-            collectionOf(stores[i % stores.length]!, key).insert(counting(`w${i}`, 'o1', i), within),
-          ),
-        );
-        const won = settled.filter((result) => result.status === 'fulfilled');
-        const refused = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
-        t.equal(won.length, 3, `${at}: 20 concurrent inserts, 3 written`);
-        t.equal(refused.length, 17, `${at}: the rest refused`);
-        t.ok(
-          refused.every((error) => error instanceof TallyFullError && error.max === 3 && error.count === 3),
-          `${at}: each with TallyFullError, 3 of 3`,
-        );
-        t.equal(await collection.countBy(by, 'o1', { field: where, in: tally.in } as never), 3, at);
-        t.equal((await collection.findBy(by, 'o1')).length, 3, `${at}: nothing else written`);
+    for (const tally of declaredTallies()) {
+      tallies++;
+      const { key, by, where } = tally;
+      const collection = collectionOf(store, key);
+      const within = { by, where, in: tally.in, max: 3 } as never;
+      const at = `${key}: ${by} with ${where}`;
+      const counting = (id: string, owner: string, i = 0): Loose => ({
+        id,
+        [by]: owner,
+        [where]: tally.in[i % tally.in.length],
+      });
+      const settled = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) =>
+          collectionOf(stores[i % stores.length]!, key).insert(counting(`w${i}`, 'o1', i), within),
+        ),
+      );
+      const won = settled.filter((result) => result.status === 'fulfilled');
+      const refused = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+      t.equal(won.length, 3, `${at}: 20 concurrent inserts, 3 written`);
+      t.equal(refused.length, 17, `${at}: the rest refused`);
+      t.ok(
+        refused.every((error) => error instanceof TallyFullError && error.max === 3 && error.count === 3),
+        `${at}: each with TallyFullError, 3 of 3`,
+      );
+      t.equal(await collection.countBy(by, 'o1', { field: where, in: tally.in } as never), 3, at);
+      t.equal((await collection.findBy(by, 'o1')).length, 3, `${at}: nothing else written`);
 
-        await collection.insert({ id: 'outside', [by]: 'o1', [where]: 'outside' }, within);
-        t.ok(await collection.get('outside'), `${at}: a record outside the set is not limited`);
-        await collection.insert(counting('other', 'o2'), within);
-        t.ok(await collection.get('other'), `${at}: another ${by} has its own room`);
+      await collection.insert({ id: 'outside', [by]: 'o1', [where]: 'outside' }, within);
+      t.ok(await collection.get('outside'), `${at}: a record outside the set is not limited`);
+      await collection.insert(counting('other', 'o2'), within);
+      t.ok(await collection.get('other'), `${at}: another ${by} has its own room`);
 
-        // One leaving the set makes room for exactly one more.
-        const leaving = (await collection.findBy(by, 'o1')).find((record) => record.id !== 'outside')!;
-        await collection.update(leaving.id, (current) => ({ ...current, [where]: 'outside' }));
-        const again = await Promise.allSettled(
-          Array.from({ length: 4 }, (_, i) =>
-            collectionOf(stores[i % stores.length]!, key).insert(counting(`x${i}`, 'o1'), within),
-          ),
-        );
-        t.equal(again.filter((result) => result.status === 'fulfilled').length, 1, `${at}: room for one`);
-        t.equal(await collection.countBy(by, 'o1', { field: where, in: tally.in } as never), 3, at);
+      // One leaving the set makes room for exactly one more.
+      const leaving = (await collection.findBy(by, 'o1')).find((record) => record.id !== 'outside')!;
+      await collection.update(leaving.id, (current) => ({ ...current, [where]: 'outside' }));
+      const again = await Promise.allSettled(
+        Array.from({ length: 4 }, (_, i) =>
+          collectionOf(stores[i % stores.length]!, key).insert(counting(`x${i}`, 'o1'), within),
+        ),
+      );
+      t.equal(again.filter((result) => result.status === 'fulfilled').length, 1, `${at}: room for one`);
+      t.equal(await collection.countBy(by, 'o1', { field: where, in: tally.in } as never), 3, at);
 
-        const undeclared = { by, where: by, in: ['o1'], max: 1 } as never;
-        t.ok(
-          (await rejection(collection.insert(counting('nope', 'o1'), undeclared))) instanceof Error,
-          `${at}: a tally collections.ts does not declare is refused`,
-        );
-        t.equal(await collection.get('nope'), undefined, `${at}: and nothing written`);
-      }
+      const undeclared = { by, where: by, in: ['o1'], max: 1 } as never;
+      t.ok(
+        (await rejection(collection.insert(counting('nope', 'o1'), undeclared))) instanceof Error,
+        `${at}: a tally collections.ts does not declare is refused`,
+      );
+      t.equal(await collection.get('nope'), undefined, `${at}: and nothing written`);
     }
     t.ok(tallies > 0, 'collections.ts declares at least one tally');
   });
