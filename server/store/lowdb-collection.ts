@@ -2,6 +2,7 @@ import { KeyedLock } from '../keyed-lock.ts';
 import { mkdir, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
+import { writeFileDurably } from '../durable-write.ts';
 import { DurableJsonFile } from './durable-json-file.ts';
 import {
   declaredTally,
@@ -22,6 +23,26 @@ export interface CollectionOptions<T> {
   indexed?: (keyof T & string)[];
   /** Counts kept up to date as records change (collections.ts). */
   tallies?: { by: keyof T & string; where: keyof T & string; in: readonly string[] }[];
+  /** Where writes become durable: the store's journal; by default each record's own file, fsynced. */
+  sink?: RecordSink;
+}
+
+/**
+ * Makes a write durable: `record` is the JSON text of `<table>/<id>.json`, or null for its removal.
+ * Resolves once a crash can no longer lose it.
+ */
+export interface RecordSink {
+  write(table: string, id: string, record: string | null): Promise<void>;
+}
+
+/** Each write its own atomic, fsynced file under `directory` (durable-json-file.ts). */
+function recordFilesIn(directory: string): RecordSink {
+  return {
+    write: (_table, id, record) => {
+      const file = new DurableJsonFile(join(directory, `${id}.json`));
+      return record === null ? file.remove() : writeFileDurably(file.path, record);
+    },
+  };
 }
 
 /** A tally: per value of `by`, how many records have `where` in `values`. */
@@ -54,6 +75,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
    * can change any more (PostgreSQL refuses them too: its pool is gone).
    */
   private closed = false;
+  private readonly sink: RecordSink;
 
   private constructor(
     readonly name: string,
@@ -61,6 +83,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
     options: CollectionOptions<T>,
   ) {
     this.unique = new Set(options.unique ?? []);
+    this.sink = options.sink ?? recordFilesIn(directory);
     this.tallies = (options.tallies ?? []).map((tally) => ({
       by: tally.by,
       where: tally.where,
@@ -196,7 +219,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
     return this.chains.run(id, async () => {
       const current = this.records.get(id);
       if (!current) return false;
-      await new DurableJsonFile(this.pathOf(id)).remove();
+      await this.sink.write(this.name, id, null);
       this.forget(current);
       return true;
     });
@@ -221,8 +244,7 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
       claims.push([field, value]);
     }
     try {
-      const db = new Low<T>(new DurableJsonFile<T>(this.pathOf(next.id)), next);
-      await db.write();
+      await this.sink.write(this.name, next.id, JSON.stringify(next));
       if (current) this.forget(current);
       this.remember(next);
       // In the same step as remember: no check in between sees the record twice (tally and claim).
@@ -274,9 +296,5 @@ export class LowdbCollection<T extends { id: string }> implements Collection<T> 
     const index = this.indexes.get(field);
     if (!index) throw new Error(`${this.name}.${field} is not indexed`);
     return index;
-  }
-
-  private pathOf(id: string): string {
-    return join(this.directory, `${id}.json`);
   }
 }

@@ -1,8 +1,7 @@
 import t from 'tap';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { API_KEY_PREFIX, hasValidChecksum } from '../../server/auth/api-key-format.ts';
 import { send, signUpVerified, startIdentityTwinbox } from './helpers.ts';
+import { storeTextAtRest } from '../helpers/store-at-rest.ts';
 
 t.test('API keys: session only, shown once, stored hashed, revocation immediate', async (t) => {
   const twinbox = await startIdentityTwinbox(t);
@@ -15,11 +14,9 @@ t.test('API keys: session only, shown once, stored hashed, revocation immediate'
   t.ok(key.startsWith(API_KEY_PREFIX) && hasValidChecksum(key), 'prefix and checksum');
   t.match(created.body, { name: 'ci', revoked_at: null, last_used_at: null });
 
-  const rows = await readdir(join(twinbox.dataDir, 'store', 'api_keys'));
-  const stored = await Promise.all(
-    rows.map((row) => readFile(join(twinbox.dataDir, 'store', 'api_keys', row), 'utf8')),
-  );
-  t.notMatch(stored.join('\n'), key, 'the plaintext is not in the store');
+  const stored = await storeTextAtRest(twinbox.dataDir);
+  t.match(stored, created.body.id, 'the key’s record was read');
+  t.notMatch(stored, key, 'the plaintext is not in the store');
 
   const listed = await send(twinbox, 'GET', '/api-keys', undefined, { token });
   t.equal(listed.status, 200);
