@@ -24,7 +24,8 @@ import {
   type PodRequest,
 } from './protocol.ts';
 import { START_FAILURE_EXIT, startFailureLine, type PodStartStep } from './start-failure.ts';
-import { twinFactories } from '../twins/registry.ts';
+import type { TwinFactory } from '../twins/contract.ts';
+import { loadTwins, twinNames } from '../twins/loaders.ts';
 
 const dir = process.env.TWINBOX_POD_DIR;
 const stateDir = process.env.TWINBOX_POD_STATE_DIR;
@@ -45,6 +46,8 @@ const log = {
       `${msg ?? ''} ${JSON.stringify(obj, (_k, v) => (v instanceof Error ? v.message : v))}\n`,
     ),
 };
+/** The twins this pod has loaded so far (loaders.ts): the host finds a twin here once a call loaded it. */
+const twinFactories = new Map<string, TwinFactory>();
 const twins = new TwinHost({
   factories: twinFactories,
   dataDir: stateDir,
@@ -142,7 +145,8 @@ async function warmTwins(names: string[]): Promise<string[]> {
     publicBase: network === 'own',
     makeAhead: false,
   });
-  const known = names.filter((name) => twinFactories.has(name));
+  const known = names.filter((name) => twinNames.includes(name));
+  await loadTwins(known, twinFactories);
   const adminToken = randomBytes(16).toString('hex');
   try {
     const entries = await host.start('warm-up', known, { adminToken });
@@ -170,6 +174,7 @@ const handlers: {
   },
   async startTwins(body) {
     sandboxId = body.sandbox_id;
+    await loadTwins(body.names, twinFactories);
     const entries = await twins.start(sandboxId, body.names, {
       adminToken: body.admin_token,
       seeds: body.seeds,
@@ -183,6 +188,8 @@ const handlers: {
   },
   async restoreTwins(body) {
     sandboxId = body.sandbox_id;
+    // Which twins the sandbox ran is on disk, read by the restore: a restart's rare path loads them all.
+    await loadTwins(twinNames, twinFactories);
     await twins.restore([sandboxId]);
     await openDoor();
     return { twins: twins.get(sandboxId) ?? {} };

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readlinkSync, realpathSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -48,6 +48,26 @@ t.test(
     t.same({ key: again.key, entry: again.entry }, { key: first.key, entry: first.entry });
   },
 );
+
+t.test('each twin is a chunk of its own, which the pod loads only when a sandbox names it', async (t) => {
+  const dataDir = await scratch(t, 'twinbox-bundle-chunks-');
+  const program = await bundlePod(join(dataDir, 'pod-bundle'));
+  const chunks = await readdir(join(program.dir, 'chunks'));
+  t.equal(chunks.filter((name) => name.startsWith('twin-')).length, 14, 'one chunk per twin');
+  const main = await readFile(program.entry, 'utf8');
+  // Strings only a twin's own folder has: the GitHub twin's GraphQL, Stripe's API versions, Slack's methods.
+  for (const [twin, text] of <[string, string][]>[
+    ['github', 'GraphQLSchema'],
+    ['stripe', 'stripeTwin'],
+    ['slack', 'conversations.history'],
+  ]) {
+    t.notOk(main.includes(text), `the pod's entry has no ${twin} code`);
+    const holders = [];
+    for (const chunk of chunks)
+      if ((await readFile(join(program.dir, 'chunks', chunk), 'utf8')).includes(text)) holders.push(chunk);
+    t.ok(holders.length > 0, `a chunk has it: ${holders.join(', ')}`);
+  }
+});
 
 t.test('a changed input makes a new bundle; the old one goes', async (t) => {
   const dir = await scratch(t, 'twinbox-bundle-src-');

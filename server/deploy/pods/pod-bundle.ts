@@ -28,8 +28,11 @@ const POD_MAIN = fileURLToPath(new URL('../../pod/main.ts', import.meta.url));
  */
 const EXTERNAL = ['emulate'];
 
+/** Where esbuild places the files it returns (none is written there): their paths are taken relative to it. */
+const OUT_DIR = 'pod-bundle.out';
+
 /** Bumped when the build options below change in a way the inputs' contents do not show. */
-const FORMAT = 1;
+const FORMAT = 2;
 
 /** The sandbox pod could not be bundled: Twinbox does not start pods it cannot build (no tsx fallback). */
 export class PodBundleError extends Error {
@@ -155,7 +158,13 @@ export async function bundlePod(root: string, options: BundleOptions = {}): Prom
       external: EXTERNAL,
       write: false,
       metafile: true,
-      outfile: 'main.mjs',
+      // The twins are imported on first use (server/twins/loaders.ts): each goes in a chunk of its own, so
+      // a pod compiles and runs only the code of the twins its sandbox names.
+      splitting: true,
+      outdir: OUT_DIR,
+      entryNames: 'main',
+      chunkNames: 'chunks/[name]-[hash]',
+      outExtension: { '.js': '.mjs' },
       logLevel: 'silent',
       plugins: [ownLocation],
       // The packages' CommonJS calls `require` for Node's modules; an ES module has none of its own.
@@ -169,8 +178,12 @@ export async function bundlePod(root: string, options: BundleOptions = {}): Prom
       cause: error,
     });
   }
-  const output = result.outputFiles?.find((file) => file.path.endsWith('main.mjs'));
-  if (!output) throw new PodBundleError('esbuild wrote no main.mjs');
+  const outputs = (result.outputFiles ?? []).map((file) => ({
+    path: relative(join(REPO_ROOT, OUT_DIR), file.path),
+    contents: file.contents,
+  }));
+  if (!outputs.some((file) => file.path === 'main.mjs'))
+    throw new PodBundleError('esbuild wrote no main.mjs');
   const inputs = Object.keys(result.metafile!.inputs)
     .map((input) => relative(REPO_ROOT, resolve(REPO_ROOT, input)))
     .sort();
@@ -189,7 +202,8 @@ export async function bundlePod(root: string, options: BundleOptions = {}): Prom
       // A name of its own even for two builds in one process at one millisecond.
       const staging = await mkdtemp(join(root, '.staging-'));
       await chmod(staging, 0o755);
-      await writeFile(join(staging, 'main.mjs'), output.contents, { mode: 0o644 });
+      await mkdir(join(staging, 'chunks'), { mode: 0o755 });
+      for (const file of outputs) await writeFile(join(staging, file.path), file.contents, { mode: 0o644 });
       // Bare imports in the bundle (the external packages) resolve through here to the checkout's packages.
       await symlink(realpathSync(join(REPO_ROOT, 'node_modules')), join(staging, 'node_modules'), 'dir');
       try {
