@@ -259,6 +259,28 @@ t.test('logs: a bounded ring buffer in memory; on disk two files within the cap,
   t.ok(statSync(join(dir, 's1.log')).size <= 32);
 });
 
+t.test('logs: nextWrite settles at the next write, one promise for every waiter', async (t) => {
+  const sink = new LogSink(join(await tempDir(t), 'x.log'), 100);
+  let settled = 0;
+  const first = sink.nextWrite().then(() => settled++);
+  const second = sink.nextWrite().then(() => settled++);
+  t.equal(sink.nextWrite(), sink.nextWrite(), 'the same promise while no write came');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(settled, 0, 'nothing before a write');
+  sink.write('pod ready\n');
+  await Promise.all([first, second]);
+  t.equal(settled, 2, 'both waiters hear of it');
+  const next = sink.nextWrite();
+  let later = false;
+  void next.then(() => (later = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(later, 'a wait begun after the write waits for the one after');
+  sink.write('more');
+  await next;
+  t.ok(later);
+  await sink.close();
+});
+
 t.test('cgroups v2: limits written, controllers delegated down the tree', async (t) => {
   const root = await tempDir(t);
   const base = join(root, 'svc');

@@ -27,6 +27,8 @@ export class LogSink {
   private readonly half: number;
   /** The offset just past the last byte written. */
   private total: number;
+  /** Settled by the next write (nextWrite): one promise, however many callers wait. */
+  private written: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(
     readonly path: string,
@@ -85,8 +87,20 @@ export class LogSink {
     this.fileBytes += data.length;
   }
 
+  /** Resolves at the next write: a caller polling the process for readiness looks again at once. */
+  nextWrite(): Promise<void> {
+    if (!this.written) {
+      let resolve = () => {};
+      const promise = new Promise<void>((settle) => (resolve = settle));
+      this.written = { promise, resolve };
+    }
+    return this.written.promise;
+  }
+
   write(data: Buffer | string): void {
     const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+    this.written?.resolve();
+    this.written = undefined;
     this.toFile(chunk);
     this.total += chunk.length;
     this.chunks.push(chunk);
