@@ -49,6 +49,12 @@ export const podLayout = (dir: string) => ({
    */
   caCertificate: join(dir, 'sandbox-ca.pem'),
   caBundle: join(dir, 'ca-certificates.crt'),
+  /**
+   * The twins Twinbox expects the pod to run (`{"names": [...]}`, a warmTwins body), written before its
+   * spawn and again by a deploy that takes it while it starts: the pod reads it once its code is loaded
+   * and loads and prepares those twins (the GitHub twin's RSA key) while it finishes starting.
+   */
+  expectedTwins: join(dir, 'expected-twins.json'),
 });
 
 /** Inside a sandbox's own namespace every app gets the same port: nothing else can hold it. */

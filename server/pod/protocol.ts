@@ -53,7 +53,8 @@ export interface StopTwinsRequest {
 export interface PodCalls {
   ready: {
     request: undefined;
-    answer: { ok: true; network: 'own' | 'host'; sandbox_id?: string };
+    /** `prepared`: the expected twins (layout.expectedTwins) loaded and prepared so far. */
+    answer: { ok: true; network: 'own' | 'host'; sandbox_id?: string; prepared: string[] };
   };
   startTwins: { request: StartTwinsRequest; answer: { twins: Record<string, TwinEntry> } };
   warmTwins: { request: WarmTwinsRequest; answer: { warmed: string[] } };

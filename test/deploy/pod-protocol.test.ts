@@ -1,6 +1,6 @@
-import t from 'tap';
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import t, { type Test } from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -43,10 +43,8 @@ t.test('the checks, without a pod', async (t) => {
   t.equal(unknown.status, 404);
 });
 
-t.test('a pod answers bad control messages with 400 and a detail, and keeps working', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'twinbox-pod-protocol-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
-  // The pod as Twinbox runs it: its bundle, plain JavaScript, no TypeScript loader.
+/** The pod as Twinbox runs it (its bundle, plain JavaScript, no TypeScript loader), in `dir`, host network. */
+async function spawnPod(t: Test, dir: string): Promise<{ pod: ChildProcess; output: () => string }> {
   const program = await bundlePod(join(dir, 'data', 'pod-bundle'));
   const pod = spawn(process.execPath, [program.entry], {
     cwd: REPO_ROOT,
@@ -59,8 +57,8 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  pod.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  pod.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  pod.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  pod.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => pod.once('exit', (code) => resolve(code)));
   t.teardown(async () => {
     if (pod.exitCode === null && pod.signalCode === null) {
@@ -70,7 +68,7 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
   });
   await new Promise<void>((resolve, reject) => {
     const bound = setTimeout(() => reject(new Error(`the pod did not start: ${output}`)), 120_000);
-    pod.stdout.on('data', () => {
+    pod.stdout!.on('data', () => {
       if (output.includes('pod ready')) {
         clearTimeout(bound);
         resolve();
@@ -78,6 +76,13 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
     });
     void exited.then((code) => reject(new Error(`the pod exited with ${code}: ${output}`)));
   });
+  return { pod, output: () => output };
+}
+
+t.test('a pod answers bad control messages with 400 and a detail, and keeps working', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'twinbox-pod-protocol-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
+  const { pod } = await spawnPod(t, dir);
   const control = podLayout(dir).control;
 
   /** A raw request, so that the pod sees exactly what a broken or hostile caller would send. */
@@ -123,7 +128,7 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
 
   t.equal(pod.exitCode, null, 'the pod still runs');
   const ready = await podCall(control, 'ready', undefined);
-  t.same(ready, { ok: true, network: 'host' }, 'and answers its protocol');
+  t.same(ready, { ok: true, network: 'host', prepared: [] }, 'and answers its protocol');
   const refused = await podCall(control, 'exposeApp', { port: -1 }).catch((error: unknown) => error);
   t.ok(refused instanceof PodError, "Twinbox's side gets the refusal as a PodError");
   t.equal((refused as PodError).status, 400);
@@ -131,7 +136,11 @@ t.test('a pod answers bad control messages with 400 and a detail, and keeps work
   const warm = await podCall(control, 'warmTwins', { names: ['github', 'stripe', 'no-such-twin'] });
   t.same(warm, { warmed: ['github', 'stripe'] }, 'a warm-up of the known twins');
   t.notOk(existsSync(join(dir, 'warm-up')), 'its scratch directory is gone');
-  t.same(await podCall(control, 'ready', undefined), { ok: true, network: 'host' }, 'no sandbox yet');
+  t.same(
+    await podCall(control, 'ready', undefined),
+    { ok: true, network: 'host', prepared: [] },
+    'no sandbox yet',
+  );
   const { twins } = await podCall(control, 'startTwins', {
     sandbox_id: 'sb-protocol',
     names: ['github'],
@@ -196,3 +205,47 @@ async function listenOn(port: number): Promise<{ server: Server; connections: ()
   });
   return { server, connections: () => count };
 }
+
+t.test('a pod prepares the twins it is told to expect while it starts, and ignores a bad hint', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'twinbox-pod-expected-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
+  // As Twinbox writes it before the spawn (a spare's warm set) or while the pod starts (a deploy's twins).
+  await writeFile(
+    podLayout(dir).expectedTwins,
+    JSON.stringify({ names: ['stripe', 'github', 'no-such-twin'] }),
+  );
+  await spawnPod(t, dir);
+  const control = podLayout(dir).control;
+  let prepared: string[] = [];
+  for (let i = 0; i < 600 && prepared.length < 2; i++) {
+    prepared = (await podCall(control, 'ready', undefined)).prepared;
+    if (prepared.length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.same([...prepared].sort(), ['github', 'stripe'], 'the known twins are loaded and prepared, nothing else');
+  const { twins } = await podCall(control, 'startTwins', {
+    sandbox_id: 'sb-expected',
+    names: ['github', 'stripe'],
+    admin_token: 'admin-token-of-this-test',
+  });
+  t.same(Object.keys(twins).sort(), ['github', 'stripe'], 'and start as usual');
+  t.match(
+    twins.github!.env_vars.GITHUB_APP_PRIVATE_KEY,
+    /^-----BEGIN RSA PRIVATE KEY-----/,
+    'with the key made ahead',
+  );
+
+  for (const [name, body] of [
+    ['not JSON', '{names'],
+    ['the wrong shape', JSON.stringify({ names: 'github' })],
+  ]) {
+    const other = await mkdtemp(join(tmpdir(), 'twinbox-pod-expected-bad-'));
+    t.teardown(() => rm(other, { recursive: true, force: true, maxRetries: 3 }));
+    await writeFile(podLayout(other).expectedTwins, body!);
+    await spawnPod(t, other);
+    t.same(
+      await podCall(podLayout(other).control, 'ready', undefined),
+      { ok: true, network: 'host', prepared: [] },
+      `a hint that is ${name}: the pod starts and prepares nothing`,
+    );
+  }
+});

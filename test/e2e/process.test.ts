@@ -4,6 +4,7 @@ import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { tempDir } from '../helpers/twinbox.ts';
+import { recordsAtRest } from '../helpers/store-at-rest.ts';
 import { devApiKey, runTwinboxToExit, spawnTwinbox, stopGracefully } from '../helpers/process.ts';
 
 const run = promisify(execFile);
@@ -88,7 +89,7 @@ t.test(
       'key and sandbox survive',
     );
     t.equal((await api(second.baseUrl, key, `/sandboxes/${lapse.body.sandbox_id}`)).body.status, 'expired');
-    t.equal((await readdir(join(dataDir, 'store', 'accounts'))).length, 1, 'no second owner was created');
+    t.equal((await recordsAtRest(dataDir, 'accounts')).length, 1, 'no second owner was created');
     await stopGracefully(second);
   },
 );

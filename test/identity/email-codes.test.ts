@@ -1,6 +1,7 @@
 import t from 'tap';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { readOutbox } from '../../server/mail/outbox.ts';
+import { recordsAtRest, storeTextAtRest } from '../helpers/store-at-rest.ts';
 import {
   ONE_ACCOUNT,
   latestCode,
@@ -48,12 +49,16 @@ t.test('codes are stored only as HMAC hashes', async (t) => {
   const twinbox = await startIdentityTwinbox(t);
   await post(twinbox, '/auth/email/signup', { email: 'hash@example.com' });
   const code = await latestCode(twinbox, 'hash@example.com');
-  const dir = `${twinbox.dataDir}/store/verification_codes`;
-  const files = await readdir(dir);
-  t.equal(files.length, 1);
-  const row = await readFile(`${dir}/${files[0]}`, 'utf8');
-  t.notMatch(row, new RegExp(`"${code}"|:${code}`), 'the code is not in the row');
-  t.match(JSON.parse(row), { purpose: 'verify', attempts: 0, code_hash: /^[0-9a-f]{64}$/ });
+  // What a restart would load (record files and the store's journal), and every byte the store holds.
+  const rows = await recordsAtRest(twinbox.dataDir, 'verification_codes');
+  t.equal(rows.length, 1);
+  t.notMatch(rows[0], new RegExp(`"${code}"|:${code}`), 'the code is not in the row');
+  t.notMatch(
+    await storeTextAtRest(twinbox.dataDir),
+    new RegExp(`"${code}"|:${code}`),
+    'nor anywhere in the store',
+  );
+  t.match(JSON.parse(rows[0]!), { purpose: 'verify', attempts: 0, code_hash: /^[0-9a-f]{64}$/ });
 });
 
 t.test('pre-account-takeover: an unverified account holds no session and no API key', async (t) => {

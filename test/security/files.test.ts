@@ -49,9 +49,14 @@ t.test("an app reads none of Twinbox's files, environment or processes, nor anot
   const victimWorkspace = tb.engine!.deployer.workspaceOf(victim.sandbox_id);
   // Files that exist on the host, each checked here first, so an unreadable one means isolation, not
   // absence: the key that seals stored secrets, and on the embedded store the records of the JWT secret
-  // and the API keys.
+  // and the API keys, in their files or still in the store's journal (docs/store.md).
   const secrets = [
     `${data}/encryption-key`,
+    ...(existsSync(`${data}/store`)
+      ? readdirSync(`${data}/store`)
+          .filter((name) => /^journal-\d+\.log$/.test(name))
+          .map((name) => `${data}/store/${name}`)
+      : []),
     ...['server_secrets', 'api_keys'].flatMap((table) => {
       const dir = `${data}/store/${table}`;
       return existsSync(dir)

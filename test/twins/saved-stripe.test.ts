@@ -1,5 +1,5 @@
 import t from 'tap';
-import { cp, readFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Stripe from 'stripe';
@@ -28,9 +28,20 @@ t.test('a Stripe state file of d4a1e50 restores, the same state, and serves what
   const file = JSON.parse(await readFile(join(FIXTURES, SANDBOX, 'stripe.json'), 'utf8')) as {
     state: SavedState;
   };
+  // The Checkout Session was made with Stripe's 24-hour expiry, on 2026-11-26: it is moved to a day after
+  // now, in the copy restored here, so that what the test sees does not depend on the day it runs (a
+  // session past its expiry answers its page with 410, as Stripe's does).
+  let sessions = 0;
+  for (const object of Object.values(file.state.state.objects)) {
+    if (object.data.object !== 'checkout.session') continue;
+    (object.data as { expires_at?: number }).expires_at = Math.floor(Date.now() / 1000) + 86_400;
+    sessions++;
+  }
+  t.equal(sessions, 1, 'the saved Checkout Session');
   const saved = file.state;
   const { host, dataDir } = await tempHost(t);
   await cp(join(FIXTURES, SANDBOX), join(dataDir, SANDBOX), { recursive: true });
+  await writeFile(join(dataDir, SANDBOX, 'stripe.json'), JSON.stringify(file));
   await host.restore([SANDBOX]);
   const entry = host.get(SANDBOX)!.stripe!;
   t.equal(

@@ -180,6 +180,8 @@ export class PodManager {
   private readonly spares: Promise<Pod>[] = [];
   /** Each spare's start, by its warm-up's promise (the pool's entry). */
   private readonly startedOf = new WeakMap<Promise<Pod>, Promise<Pod>>();
+  /** What each spare (by its pool entry) is told to expect (ExpectedTwins), until its start is done. */
+  private readonly expectedOf = new WeakMap<Promise<Pod>, ExpectedTwins>();
   /** Spares a deploy has taken (by their pool entry). */
   private readonly taken = new WeakSet<Promise<Pod>>();
   private readonly live = new Set<Pod>();
@@ -228,12 +230,14 @@ export class PodManager {
    */
   warm(): void {
     while (!this.closed && this.spares.length < (this.opts.spares ?? 1)) {
-      const started = this.create();
+      const expected: ExpectedTwins = { names: this.warmSet() };
+      const started = this.create(expected);
       started.catch(() => {});
       // A spare taken before it started (a burst of deploys) is not warmed: its deploy starts the twins.
       const warmed: Promise<Pod> = started.then((pod) => (this.taken.has(warmed) ? pod : this.warmUp(pod)));
       warmed.catch(() => {});
       this.startedOf.set(warmed, started);
+      this.expectedOf.set(warmed, expected);
       this.spares.push(warmed);
     }
   }
@@ -260,17 +264,20 @@ export class PodManager {
     this.expect(twins);
     const spare = this.spares.shift();
     if (spare) this.taken.add(spare);
+    // A spare still starting learns this deploy's twins at once, and prepares them as it starts.
+    const expected = spare && this.expectedOf.get(spare);
+    if (expected) void tellExpected(expected, twins);
     let pod: Pod;
     try {
-      pod = spare ? await (this.startedOf.get(spare) ?? spare) : await this.create();
+      pod = spare ? await (this.startedOf.get(spare) ?? spare) : await this.create({ names: [...twins] });
     } catch {
-      pod = await this.create();
+      pod = await this.create({ names: [...twins] });
     }
     pod.sandboxId = sandboxId;
     return pod;
   }
 
-  private async create(): Promise<Pod> {
+  private async create(expected: ExpectedTwins = { names: [] }): Promise<Pod> {
     // Nothing of a pod is made before its bundle is there: a bundle that fails starts no pod at all.
     await this.podProgram();
     const slot = randomUUID().slice(0, 8);
@@ -283,6 +290,8 @@ export class PodManager {
       );
     const stateDir = join(dir, 'state');
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    expected.file = podLayout(dir).expectedTwins;
+    await tellExpected(expected);
     const netnsPath = await this.opts.namespaces?.create(this.opts.namespaces.nameOf(slot));
     const pod = new Pod(slot, dir, stateDir, netnsPath);
     if (netnsPath) {
@@ -537,4 +546,32 @@ export class PodManager {
 
 function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The twins a pod is told to expect while it starts (layout.expectedTwins): the warm set for a spare, the
+ * deploy's own twins for a pod made for it or a spare it takes while that spare still starts. `file` is
+ * set once the pod's directory exists.
+ */
+interface ExpectedTwins {
+  names: string[];
+  file?: string;
+}
+
+/**
+ * Adds `more` to what `expected` names and writes the file (atomically: the pod never reads half of it).
+ * Only a hint: a pod that read the file before a change starts those twins on its startTwins as ever, so
+ * a failure to write changes nothing else.
+ */
+async function tellExpected(expected: ExpectedTwins, more: readonly string[] = []): Promise<void> {
+  const names = [...new Set([...expected.names, ...more])];
+  expected.names = names;
+  if (!expected.file || names.length === 0) return;
+  const temp = `${expected.file}.${randomUUID()}.tmp`;
+  try {
+    await writeFile(temp, JSON.stringify({ names }), { mode: 0o644 });
+    await rename(temp, expected.file);
+  } catch {
+    await rm(temp, { force: true }).catch(() => {});
+  }
 }
