@@ -3,6 +3,7 @@
 // outbound-call guard. It holds none of Twinbox's secrets, store or auth: only what its control API hands it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Server } from 'node:net';
@@ -256,29 +257,38 @@ async function startStep(step: PodStartStep, run: () => Promise<unknown>): Promi
 const prepared = new Set<string>();
 
 /**
- * Loads and prepares the twins Twinbox expects this pod to run (layout.expectedTwins), in the background
- * of the rest of the start: the GitHub twin's app key (an RSA prime search of 100-500 ms on a core of
- * libuv's pool) then starts ~200 ms before a first deploy's startTwins instead of with it. A missing or
- * malformed file prepares nothing; only names a twin has are loaded.
+ * The twins Twinbox expects this pod to run (layout.expectedTwins), read as soon as the pod's code is
+ * loaded: a missing or malformed file names none; only names a twin has count.
  */
-async function prepareExpected(): Promise<void> {
-  let names: string[];
+function expectedTwins(): string[] {
   try {
-    const body = JSON.parse(await readFile(layout.expectedTwins, 'utf8')) as unknown;
-    names = checkPodRequest('warmTwins', body).names.filter((name) => twinNames.includes(name));
+    const body = JSON.parse(readFileSync(layout.expectedTwins, 'utf8')) as unknown;
+    return checkPodRequest('warmTwins', body).names.filter((name) => twinNames.includes(name));
   } catch {
-    return;
+    return [];
   }
-  await loadTwins(names, twinFactories);
-  await Promise.all(
-    names.map(async (name) => {
-      await twinFactories.get(name)!.prepare?.();
-      prepared.add(name);
-    }),
-  );
 }
 
-void prepareExpected().catch(() => {});
+/**
+ * Loads the expected twins before the rest of the start, and prepares them behind it: the GitHub twin's
+ * app key (an RSA prime search of 100-500 ms on a core of libuv's pool) then starts ~150 ms before a
+ * first deploy's startTwins, where it started with it. Loading them here costs the pod's `ready` what
+ * startTwins would have spent on them after it.
+ */
+async function prepareExpected(): Promise<void> {
+  const names = expectedTwins();
+  await loadTwins(names, twinFactories).catch(() => {});
+  void Promise.all(
+    names
+      .filter((name) => twinFactories.has(name))
+      .map(async (name) => {
+        await twinFactories.get(name)!.prepare?.();
+        prepared.add(name);
+      }),
+  ).catch(() => {});
+}
+
+await prepareExpected();
 await startStep('control_socket', () => rm(layout.control, { force: true }));
 if (guard) await startStep('dns_guard', () => guard.start());
 if (ca) await startStep('sandbox_ca', async () => writeTrust(await ca));
