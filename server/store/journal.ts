@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
-import { syncDirectory } from '../durable-write.ts';
+import { syncDirectory, writeFileDurably } from '../durable-write.ts';
 import { SAFE_RECORD_ID, StoreClosedError } from './store.ts';
 
 /**
@@ -38,7 +38,7 @@ export class StoreJournal {
     private readonly root: string,
     first: Generation,
     private readonly limits: JournalLimits,
-    private readonly syncFileSystem: (path: string) => Promise<void>,
+    private readonly durability: Durability,
   ) {
     this.current = first;
   }
@@ -53,7 +53,10 @@ export class StoreJournal {
     options: JournalOptions = {},
   ): Promise<StoreJournal> {
     const limits = { maxBytes: options.maxBytes ?? 32 * 1024 * 1024, maxAgeMs: options.maxAgeMs ?? 30_000 };
-    const syncFileSystem = options.syncFileSystem ?? syncFileSystemOf;
+    const durability: Durability = {
+      syncFileSystem: options.syncFileSystem ?? syncFileSystemOf,
+      syncEachUpTo: options.syncEachUpTo ?? 256,
+    };
     await mkdir(root, { recursive: true, mode: 0o700 });
     const known = new Set(tables);
     const left = (await readdir(root))
@@ -76,8 +79,7 @@ export class StoreJournal {
     }
     if (left.length > 0) {
       // Nothing else runs yet: as fast as the pool goes.
-      await materialize(root, latest, 32);
-      await syncFileSystem(root);
+      await writeDurably(root, latest, 32, durability);
       for (const { name } of left) {
         const path = join(root, name);
         if (damaged.includes(path)) await rename(path, `${path}.unreadable`);
@@ -86,7 +88,7 @@ export class StoreJournal {
       await syncDirectory(root);
     }
     const next = (left.at(-1)?.seq ?? 0) + 1;
-    return new StoreJournal(root, await openGeneration(root, next), limits, syncFileSystem);
+    return new StoreJournal(root, await openGeneration(root, next), limits, durability);
   }
 
   /**
@@ -213,8 +215,7 @@ export class StoreJournal {
         await generation.handle.close().catch(() => {});
         // One file at a time, behind the writes: a pool full of checkpoint writes held each batch's
         // append and fdatasync back (POST /sandboxes fell from ~1,500/s to ~400/s while one ran).
-        await materialize(this.root, generation.latest, 1);
-        await this.syncFileSystem(this.root);
+        await writeDurably(this.root, generation.latest, 1, this.durability);
         await unlink(generation.path);
         await syncDirectory(this.root);
       } catch (error) {
@@ -237,6 +238,34 @@ export interface JournalOptions {
   maxAgeMs?: number;
   /** Makes every file written under the path durable; `sync -f` by default. */
   syncFileSystem?: (path: string) => Promise<void>;
+  /** Up to this many files (256), a checkpoint fsyncs each instead of syncing the file system. */
+  syncEachUpTo?: number;
+}
+
+interface Durability {
+  syncFileSystem: (path: string) => Promise<void>;
+  syncEachUpTo: number;
+}
+
+/**
+ * Writes each file of `latest` and makes them all durable. A few are each written durably (fsync, rename,
+ * shared directory fsync: durable-write.ts); many are written plainly and made durable by one syncfs.
+ * A syncfs flushes everything every program wrote to the file system and waits for it: for the few
+ * records a quiet Twinbox (or a test's) writes between checkpoints, their own fsyncs cost less and wait
+ * for nothing else.
+ */
+async function writeDurably(
+  root: string,
+  latest: ReadonlyMap<string, string | null>,
+  parallel: number,
+  durability: Durability,
+): Promise<void> {
+  if (latest.size <= durability.syncEachUpTo) {
+    await materialize(root, latest, Math.max(parallel, 4), true);
+    return;
+  }
+  await materialize(root, latest, parallel, false);
+  await durability.syncFileSystem(root);
 }
 
 /** The append could not be undone, so the journal's end is unknown; the store takes no more writes. */
@@ -333,13 +362,15 @@ function parseLine(line: string, tables: ReadonlySet<string>): [string, string |
 }
 
 /**
- * Writes each file's content (no fsync: the caller syncs the file system once) or removes it, `parallel`
- * files at a time: each is an open, a write, a close and a rename on libuv's pool of four threads.
+ * Writes each file's content or removes it, `parallel` files at a time (each is an open, a write, a close
+ * and a rename on libuv's pool of four threads): `durably`, each with its fsyncs; else none, for the
+ * caller to sync the file system once.
  */
 async function materialize(
   root: string,
   latest: ReadonlyMap<string, string | null>,
   parallel: number,
+  durably: boolean,
 ): Promise<void> {
   const folders = new Set<string>();
   for (const file of latest.keys()) folders.add(file.split('/')[0]!);
@@ -353,8 +384,10 @@ async function materialize(
           await unlink(path).catch((error: NodeJS.ErrnoException) => {
             if (error.code !== 'ENOENT') throw error;
           });
+          if (durably) await syncDirectory(dirname(path));
           return;
         }
+        if (durably) return writeFileDurably(path, record);
         const temp = `${path}.${randomUUID()}.tmp`;
         await writeFile(temp, record, { mode: 0o600, flag: 'wx' });
         await rename(temp, path);

@@ -165,6 +165,7 @@ t.test('a full journal is checkpointed while writes go on, and later ones keep t
   const syncs: string[] = [];
   const store = await openLowdbStore(dataDir, {
     maxBytes: 16 * 1024,
+    syncEachUpTo: 0,
     syncFileSystem: async (path) => {
       syncs.push(path);
     },
@@ -207,6 +208,7 @@ t.test('a failed checkpoint keeps its journal, and none after it is removed befo
   let failing = true;
   const store = await openLowdbStore(dataDir, {
     maxBytes: 2 * 1024,
+    syncEachUpTo: 0,
     syncFileSystem: async () => {
       if (failing) throw new Error('EIO: the disk said no');
     },
@@ -233,6 +235,34 @@ t.test('a failed checkpoint keeps its journal, and none after it is removed befo
     'the older journal did not undo a newer one',
   );
   await reopened.close();
+});
+
+t.test('a checkpoint of a few records fsyncs each; of many, syncs the file system once', async (t) => {
+  const dataDir = await tempDir(t);
+  const root = join(dataDir, 'store');
+  const syncs: string[] = [];
+  const store = await openLowdbStore(dataDir, {
+    syncEachUpTo: 10,
+    syncFileSystem: async (path) => {
+      syncs.push(path);
+    },
+  });
+  for (let i = 0; i < 10; i++) await store.verificationCodes.insert(code(`few${i}`));
+  await store.close();
+  t.same(syncs, [], 'ten records: no file-system sync');
+  t.equal((await readdir(join(root, 'verification_codes'))).length, 10, 'each written to its file');
+  t.same(await journals(root), []);
+
+  const again = await openLowdbStore(dataDir, {
+    syncEachUpTo: 10,
+    syncFileSystem: async (path) => {
+      syncs.push(path);
+    },
+  });
+  for (let i = 0; i < 11; i++) await again.verificationCodes.insert(code(`many${i}`));
+  await again.close();
+  t.same(syncs, [root], 'eleven: one sync of the store’s file system');
+  t.equal((await readdir(join(root, 'verification_codes'))).length, 21);
 });
 
 t.test('the journal refuses writes after close', async (t) => {
