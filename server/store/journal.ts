@@ -13,7 +13,8 @@ import { SAFE_RECORD_ID, StoreClosedError } from './store.ts';
  * arriving while one batch syncs goes into the next (group commit), so a burst of creates costs a few
  * syncs of one file instead of an fsync, a rename and a directory fsync per record. The one-file-per-record
  * folders stay the store's shape at rest: a checkpoint writes each journalled record to its file, makes
- * them durable with one `syncfs` (coreutils' `sync -f`), and only then removes that journal. Opening
+ * them durable (writeDurably: each fsynced, or many at once by a `syncfs`), and only then removes that
+ * journal. Opening
  * replays whatever journals a stop left (oldest first) onto the files the same way, before the
  * collections load them.
  *
