@@ -241,24 +241,20 @@ t.test('a checkpoint of a few records fsyncs each; of many, syncs the file syste
   const dataDir = await tempDir(t);
   const root = join(dataDir, 'store');
   const syncs: string[] = [];
-  const store = await openLowdbStore(dataDir, {
+  const options = {
     syncEachUpTo: 10,
-    syncFileSystem: async (path) => {
+    syncFileSystem: async (path: string) => {
       syncs.push(path);
     },
-  });
+  };
+  const store = await openLowdbStore(dataDir, options);
   for (let i = 0; i < 10; i++) await store.verificationCodes.insert(code(`few${i}`));
   await store.close();
   t.same(syncs, [], 'ten records: no file-system sync');
   t.equal((await readdir(join(root, 'verification_codes'))).length, 10, 'each written to its file');
   t.same(await journals(root), []);
 
-  const again = await openLowdbStore(dataDir, {
-    syncEachUpTo: 10,
-    syncFileSystem: async (path) => {
-      syncs.push(path);
-    },
-  });
+  const again = await openLowdbStore(dataDir, options);
   for (let i = 0; i < 11; i++) await again.verificationCodes.insert(code(`many${i}`));
   await again.close();
   t.same(syncs, [root], 'eleven: one sync of the store’s file system');
