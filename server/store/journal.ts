@@ -305,7 +305,8 @@ interface Generation {
 
 const JOURNAL_NAME = /^journal-(\d{1,15})\.log$/;
 
-function journalSeq(name: string): number | undefined {
+/** The number of a journal's file name (`journal-<n>.log`), or undefined for any other name. */
+export function journalSeq(name: string): number | undefined {
   const match = JOURNAL_NAME.exec(name);
   return match ? Number(match[1]) : undefined;
 }

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COLLECTIONS } from '../../server/store/collections.ts';
-import { readJournal } from '../../server/store/journal.ts';
+import { journalSeq, readJournal } from '../../server/store/journal.ts';
 
 /**
  * Every file the embedded store keeps under `dataDir`, as text: the record files and the journal (a
@@ -29,9 +29,9 @@ export async function recordsAtRest(dataDir: string, table: string): Promise<str
   }
   const tables = new Set(Object.values(COLLECTIONS).map((spec) => spec.table));
   const journals = (await readdir(root))
-    .map((name) => ({ name, seq: /^journal-(\d+)\.log$/.exec(name)?.[1] }))
-    .filter((entry) => entry.seq !== undefined)
-    .sort((a, b) => Number(a.seq) - Number(b.seq));
+    .map((name) => ({ name, seq: journalSeq(name) }))
+    .filter((entry): entry is { name: string; seq: number } => entry.seq !== undefined)
+    .sort((a, b) => a.seq - b.seq);
   for (const { name } of journals) {
     for (const [file, record] of readJournal(await readFile(join(root, name), 'utf8'), tables).entries) {
       if (file.startsWith(`${table}/`)) records.set(file, record);

@@ -2,6 +2,7 @@ import t from 'tap';
 import { existsSync, readdirSync } from 'node:fs';
 import { createUser } from '../helpers/twinbox.ts';
 import { deploySandbox, deployingTwinbox, githubToDeployFrom } from '../helpers/deploy.ts';
+import { journalSeq } from '../../server/store/journal.ts';
 import { requireHost } from './isolation-fixtures.ts';
 
 // A hostile app looks for Twinbox's secrets: its data dir, its environment, its processes, other
@@ -54,7 +55,7 @@ t.test("an app reads none of Twinbox's files, environment or processes, nor anot
     `${data}/encryption-key`,
     ...(existsSync(`${data}/store`)
       ? readdirSync(`${data}/store`)
-          .filter((name) => /^journal-\d+\.log$/.test(name))
+          .filter((name) => journalSeq(name) !== undefined)
           .map((name) => `${data}/store/${name}`)
       : []),
     ...['server_secrets', 'api_keys'].flatMap((table) => {
