@@ -15,6 +15,7 @@ import { GUARDED_PORTS, INSTALL_PROXY_PORT, podLayout, TRUST_PATHS } from './lay
 import { SandboxCa } from './sandbox-ca.ts';
 import { accepts, startPipe } from './pipes.ts';
 import {
+  checkExpectedTwins,
   checkPodRequest,
   POD_EVENTS_PATH,
   podCallOf,
@@ -27,6 +28,7 @@ import {
 import { START_FAILURE_EXIT, startFailureLine, type PodStartStep } from './start-failure.ts';
 import type { TwinFactory } from '../twins/contract.ts';
 import { loadTwins, twinNames } from '../twins/loaders.ts';
+import { giveRsaKeys } from '../twins/runtime/rsa-keys.ts';
 
 const dir = process.env.TWINBOX_POD_DIR;
 const stateDir = process.env.TWINBOX_POD_STATE_DIR;
@@ -258,12 +260,14 @@ const prepared = new Set<string>();
 
 /**
  * The twins Twinbox expects this pod to run (layout.expectedTwins), read as soon as the pod's code is
- * loaded: a missing or malformed file names none; only names a twin has count.
+ * loaded, and the RSA keys it made for them, which the twins take before making any (rsa-keys.ts). A
+ * missing or malformed file names none and gives none; only names a twin has count.
  */
 function expectedTwins(): string[] {
   try {
-    const body = JSON.parse(readFileSync(layout.expectedTwins, 'utf8')) as unknown;
-    return checkPodRequest('warmTwins', body).names.filter((name) => twinNames.includes(name));
+    const body = checkExpectedTwins(JSON.parse(readFileSync(layout.expectedTwins, 'utf8')) as unknown);
+    giveRsaKeys(body.rsa_keys ?? []);
+    return body.names.filter((name) => twinNames.includes(name));
   } catch {
     return [];
   }
@@ -271,9 +275,9 @@ function expectedTwins(): string[] {
 
 /**
  * Loads the expected twins before the rest of the start, and prepares them behind it: the GitHub twin's
- * app key (an RSA prime search of 100-500 ms on a core of libuv's pool) then starts ~150 ms before a
- * first deploy's startTwins, where it started with it. Loading them here costs the pod's `ready` what
- * startTwins would have spent on them after it.
+ * app key, when Twinbox gave none, is an RSA prime search of 100-500 ms on a core of libuv's pool, which
+ * then starts ~150 ms before a first deploy's startTwins, where it started with it. Loading them here
+ * costs the pod's `ready` what startTwins would have spent on them after it.
  */
 async function prepareExpected(): Promise<void> {
   const names = expectedTwins();

@@ -130,6 +130,29 @@ export function podCallOf(method: string | undefined, path: string | undefined):
   throw new PodRequestError(404, `no pod route ${method} ${path}`);
 }
 
+/**
+ * What a pod is told to expect while it starts (layout.expectedTwins, a file Twinbox writes): the twins it
+ * will run, and RSA keys made for them (server/twins/runtime/rsa-keys.ts, PKCS#1 PEM), which spare it the
+ * prime search. Only a hint: a pod that reads no file, a malformed one or fewer keys does without.
+ */
+export interface ExpectedTwins {
+  names: string[];
+  rsa_keys?: string[];
+}
+
+const EXPECTED_TWINS = Joi.object({
+  names: Joi.array().items(Joi.string().min(1).max(64)).max(64).required(),
+  // A 2048-bit key's PEM is about 1,700 characters.
+  rsa_keys: Joi.array().items(Joi.string().max(8192)).max(16),
+});
+
+/** The expected-twins file's body, checked as strictly as a call's; throws PodRequestError. */
+export function checkExpectedTwins(body: unknown): ExpectedTwins {
+  const { value, error } = EXPECTED_TWINS.validate(body, { convert: false });
+  if (error) throw new PodRequestError(400, `bad expected twins: ${error.message}`);
+  return value as ExpectedTwins;
+}
+
 /** The body of `call`, checked against its shape; a PodRequestError (400, with what is wrong) otherwise. */
 export function checkPodRequest<C extends PodCall>(call: C, body: unknown): PodRequest<C> {
   const schema = POD_ROUTES[call].body;

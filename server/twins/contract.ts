@@ -147,6 +147,12 @@ export interface TwinDescriptor<Seed = unknown, Name extends string = string> {
    * vendor's SDK verifies them with. Absent: the twin sends no events to apps.
    */
   webhook?: { path: string; secretVar: string };
+  /**
+   * How many RSA keys (runtime/rsa-keys.ts) a start of this twin makes: the GitHub twin's App key, Clerk's
+   * signing key. Twinbox makes them for a pod that must start the twin before it could make them itself
+   * (deploy/pods/key-stock.ts), and gives them to it. Absent: none.
+   */
+  rsaKeys?: number;
   /** The state `GET /state` returns (the driver's snapshot), as tables; never throws on odd input. */
   summarize?(state: unknown): TwinSummary;
   /** Validates a seed document; returns the normalised seed or throws TwinInputError. */

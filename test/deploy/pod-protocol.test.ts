@@ -6,12 +6,14 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { podCall, PodError } from '../../server/deploy/pods/pod-control.ts';
 import { bundlePod } from '../../server/deploy/pods/pod-bundle.ts';
 import { freePort } from '../../server/deploy/ports.ts';
 import { podLayout } from '../../server/pod/layout.ts';
 import { checkPodRequest, podCallOf, PodRequestError } from '../../server/pod/protocol.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
+import { makeRsaKey } from '../../server/twins/runtime/rsa-keys.ts';
 
 /**
  * The pod's control protocol (server/pod/protocol.ts): one module both sides use, its messages checked at
@@ -249,3 +251,38 @@ t.test('a pod prepares the twins it is told to expect while it starts, and ignor
     );
   }
 });
+
+t.test(
+  'a pod given RSA keys with its expected twins starts those twins with them, and drops a bad one',
+  async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'twinbox-pod-keys-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
+    const [first, second] = await Promise.all([makeRsaKey(), makeRsaKey()]);
+    const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({
+      type: 'pkcs1',
+      format: 'pem',
+    });
+    // As Twinbox writes it for a pod a deploy waits for (deploy/pods/key-stock.ts); the bad ones first, so
+    // that a pod taking them would hand them out.
+    await writeFile(
+      podLayout(dir).expectedTwins,
+      JSON.stringify({ names: ['github', 'clerk'], rsa_keys: ['not a key', small, first, second] }),
+    );
+    await spawnPod(t, dir);
+    const { twins } = await podCall(podLayout(dir).control, 'startTwins', {
+      sandbox_id: 'sb-keys',
+      names: ['github', 'clerk'],
+      admin_token: 'admin-token-of-this-test',
+    });
+    const appKey = twins.github!.env_vars.GITHUB_APP_PRIVATE_KEY;
+    t.ok(appKey === first || appKey === second, "the GitHub App's key is one of those given");
+    const other = appKey === first ? second! : first!;
+    const publicOf = (pem: string) =>
+      createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString().trim();
+    t.equal(
+      twins.clerk!.env_vars.CLERK_JWT_KEY!.trim(),
+      publicOf(other),
+      "Clerk's session tokens are signed with the other",
+    );
+  },
+);

@@ -9,6 +9,7 @@ import type { EgressAttempt } from '../../pod/egress-guard.ts';
 import { podLayout, TRUST_PATHS } from '../../pod/layout.ts';
 import {
   POD_EVENTS_PATH,
+  type ExpectedTwins as ExpectedTwinsFile,
   type PodAnswer,
   type PodCall,
   type PodEvent,
@@ -23,7 +24,9 @@ import {
 } from '../../pod/start-failure.ts';
 import type { TwinEntry } from '../../twins/runtime/host.ts';
 import { sandboxDir, twinSocketPath } from '../../twins/runtime/paths.ts';
+import { twinDescriptors } from '../../twins/descriptors.ts';
 import { startInstallProxy } from './install-proxy.ts';
+import { RsaKeyStock } from './key-stock.ts';
 import { bundlePod, type PodProgram } from './pod-bundle.ts';
 import type { Isolation } from '../confinement/isolation.ts';
 import { probePause } from '../steps/health.ts';
@@ -99,6 +102,8 @@ export interface PodManagerOptions {
   /** Pods kept started ahead of need, so a deploy does not wait for Node to load the twins. */
   spares?: number;
   readyTimeoutMs?: number;
+  /** Where the RSA keys of a deploy's twins come from (key-stock.ts); absent: a stock of its own. */
+  rsaKeys?: RsaKeyStock;
 }
 
 /**
@@ -191,10 +196,13 @@ export class PodManager {
   private program: Promise<PodProgram> | undefined;
   /** The twins of the last deploys (newest last): what the next spare warms (warmTwins). */
   private readonly demand: string[][] = [];
+  /** Keys for the twins of a pod a deploy waits for while it starts (key-stock.ts). */
+  private readonly keys: RsaKeyStock;
 
   constructor(private readonly opts: PodManagerOptions) {
     this.pids = new PidFiles(join(opts.dataDir, 'run', 'pods'));
     this.program = opts.program;
+    this.keys = opts.rsaKeys ?? new RsaKeyStock();
   }
 
   /**
@@ -229,6 +237,7 @@ export class PodManager {
    * warm-up.
    */
   warm(): void {
+    if (!this.closed) this.keys.fill();
     while (!this.closed && this.spares.length < (this.opts.spares ?? 1)) {
       const expected: ExpectedTwins = { names: this.warmSet() };
       const started = this.create(expected);
@@ -265,13 +274,19 @@ export class PodManager {
     const spare = this.spares.shift();
     if (spare) this.taken.add(spare);
     // A spare still starting learns this deploy's twins at once, and prepares them as it starts.
+    // It is given the RSA keys its twins would make (key-stock.ts): this deploy waits for its start.
     const expected = spare && this.expectedOf.get(spare);
-    if (expected) void tellExpected(expected, twins);
+    if (expected) {
+      expected.keys = this.keys;
+      void tellExpected(expected, twins);
+    }
     let pod: Pod;
     try {
-      pod = spare ? await (this.startedOf.get(spare) ?? spare) : await this.create({ names: [...twins] });
+      pod = spare
+        ? await (this.startedOf.get(spare) ?? spare)
+        : await this.create({ names: [...twins], keys: this.keys });
     } catch {
-      pod = await this.create({ names: [...twins] });
+      pod = await this.create({ names: [...twins], keys: this.keys });
     }
     pod.sandboxId = sandboxId;
     return pod;
@@ -535,6 +550,7 @@ export class PodManager {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.keys.stop();
     // Started is enough: a warm-up under way ends with its pod.
     const spares = await Promise.allSettled(
       this.spares.splice(0).map((spare) => this.startedOf.get(spare) ?? spare),
@@ -549,29 +565,70 @@ function shellQuote(text: string): string {
 }
 
 /**
- * The twins a pod is told to expect while it starts (layout.expectedTwins): the warm set for a spare, the
- * deploy's own twins for a pod made for it or a spare it takes while that spare still starts. `file` is
+ * The twins a pod is told to expect while it starts (layout.expectedTwins, protocol.ts ExpectedTwins): the
+ * warm set for a spare, the deploy's own twins for a pod made for it or a spare it takes while that spare
+ * still starts. `keys`, set for the last two, is where the RSA keys of those twins come from. `file` is
  * set once the pod's directory exists.
  */
 interface ExpectedTwins {
   names: string[];
   file?: string;
+  keys?: RsaKeyStock;
+  /** The keys given so far, in the file, and how many were asked of the stock. */
+  rsaKeys?: string[];
+  keysAsked?: number;
+  /** The writes of the file, in order: each writes what is expected when it runs. */
+  written?: Promise<void>;
+}
+
+/** How many RSA keys starting these twins makes (TwinDescriptor.rsaKeys). */
+function rsaKeysFor(names: readonly string[]): number {
+  return names.reduce((sum, name) => sum + (twinDescriptors.get(name)?.rsaKeys ?? 0), 0);
 }
 
 /**
- * Adds `more` to what `expected` names and writes the file (atomically: the pod never reads half of it).
- * Only a hint: a pod that read the file before a change starts those twins on its startTwins as ever, so
- * a failure to write changes nothing else.
+ * Adds `more` to what `expected` names and writes the file. When `expected.keys` is set it then writes it
+ * again, behind the caller's back, with the keys those twins make once the stock has them: a pod is never
+ * spawned later for a key. Only a hint: a pod that read the file before a change starts those twins on its
+ * startTwins as ever, and makes its own keys, so a failure to write changes nothing else.
  */
 async function tellExpected(expected: ExpectedTwins, more: readonly string[] = []): Promise<void> {
-  const names = [...new Set([...expected.names, ...more])];
-  expected.names = names;
-  if (!expected.file || names.length === 0) return;
-  const temp = `${expected.file}.${randomUUID()}.tmp`;
-  try {
-    await writeFile(temp, JSON.stringify({ names }), { mode: 0o644 });
-    await rename(temp, expected.file);
-  } catch {
-    await rm(temp, { force: true }).catch(() => {});
-  }
+  expected.names = [...new Set([...expected.names, ...more])];
+  if (!expected.file || expected.names.length === 0) return;
+  const written = writeExpected(expected);
+  void giveKeys(expected);
+  await written;
+}
+
+/** Asks the stock for the keys the expected twins make that were not asked for yet, and writes them. */
+async function giveKeys(expected: ExpectedTwins): Promise<void> {
+  const wanted = expected.keys ? rsaKeysFor(expected.names) - (expected.keysAsked ?? 0) : 0;
+  if (wanted <= 0) return;
+  expected.keysAsked = (expected.keysAsked ?? 0) + wanted;
+  const given = await expected.keys!.take(wanted);
+  if (given.length === 0) return;
+  (expected.rsaKeys ??= []).push(...given);
+  await writeExpected(expected);
+}
+
+/**
+ * Writes the file (atomically: the pod never reads half of it), after the writes before it, with what is
+ * expected by then: the last write is always the fullest. 0644 inside the pod's 0700 directory, as the
+ * pod may run as another uid (a user namespace's); no one but Twinbox and the pod reads it.
+ */
+function writeExpected(expected: ExpectedTwins): Promise<void> {
+  const file = expected.file!;
+  const write = async () => {
+    const body: ExpectedTwinsFile = { names: expected.names };
+    if (expected.rsaKeys?.length) body.rsa_keys = expected.rsaKeys;
+    const temp = `${file}.${randomUUID()}.tmp`;
+    try {
+      await writeFile(temp, JSON.stringify(body), { mode: 0o644 });
+      await rename(temp, file);
+    } catch {
+      await rm(temp, { force: true }).catch(() => {});
+    }
+  };
+  expected.written = (expected.written ?? Promise.resolve()).then(write);
+  return expected.written;
 }

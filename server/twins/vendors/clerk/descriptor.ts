@@ -89,6 +89,8 @@ export const clerkDescriptor: TwinDescriptor<ClerkSeed, 'clerk'> = {
     'Clerk Backend API (users, email addresses, organizations, memberships, invitations, sessions, session tokens and JWKS) on the emulate engine',
   hosts: ['api.clerk.com'],
   envVarNames: ['CLERK_SECRET_KEY', 'CLERK_PUBLISHABLE_KEY', 'CLERK_API_URL', 'CLERK_JWT_KEY'],
+  // The instance's session-token signing key (twin.ts, signingKey).
+  rsaKeys: 1,
   summarize: summarizeClerk,
   describeChange: describeClerkChange,
   validateSeed: validateClerkSeed,

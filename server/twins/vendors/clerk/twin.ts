@@ -1,10 +1,11 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { type Authorization, type RequestHead } from '../../contract.ts';
 import { type Engine } from '../../engine/emulate.ts';
 import { EngineTwin } from '../../engine/engine-twin.ts';
 import { standardWebhookSigner } from '../../engine/standard-webhooks.ts';
 import { engineTwinFactory } from '../../engine/factory.ts';
 import { isKnownSecret, presentedToken, randomToken } from '../../runtime/secrets.ts';
+import { RSA_MODULUS_BITS, takeGivenRsaKey } from '../../runtime/rsa-keys.ts';
 import { clerkError, clerkJson, toClerkResponse } from './shape.ts';
 import { hashPassword, passwordMatches } from './passwords.ts';
 import { SessionTokens } from './session-tokens.ts';
@@ -315,9 +316,15 @@ const engineSeed = (seed: ClerkSeed) => ({
   })),
 });
 
-/** An RSA key pair for the instance's session tokens, PEM-encoded (persisted with the credentials). */
+/**
+ * An RSA key pair for the instance's session tokens, PEM-encoded (persisted with the credentials): one the
+ * host gave the process if any is left (runtime/rsa-keys.ts), else one made here, on the event loop.
+ */
 function signingKey(): string {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const given = takeGivenRsaKey();
+  const privateKey = given
+    ? createPrivateKey(given)
+    : generateKeyPairSync('rsa', { modulusLength: RSA_MODULUS_BITS }).privateKey;
   return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 

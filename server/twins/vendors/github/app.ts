@@ -6,11 +6,11 @@
  * GitHub's (docs/twins.md, "GitHub Apps"). App JWTs are checked here as GitHub checks them, and the
  * installation lookups answer for the app that asks, as GitHub's do.
  */
-import { createPublicKey, generateKeyPair, verify } from 'node:crypto';
-import { promisify } from 'node:util';
+import { createPublicKey, verify } from 'node:crypto';
 import { TwinInputError } from '../../contract.ts';
 import type { Engine, EngineRecord } from '../../engine/emulate.ts';
 import { json } from '../../runtime/http.ts';
+import { rsaKey } from '../../runtime/rsa-keys.ts';
 
 export const SANDBOX_APP_SLUG = 'twinbox-app';
 const SANDBOX_APP_NAME = 'Twinbox App';
@@ -57,30 +57,22 @@ const SANDBOX_APP_EVENTS = [
 ];
 
 const DOCS = 'https://docs.github.com/rest';
-const generateKeyPairAsync = promisify(generateKeyPair);
 const appError = (status: number, message: string) =>
   json(status, { message, documentation_url: DOCS, status: String(status) });
-
-function makeAppKey(): Promise<string> {
-  return generateKeyPairAsync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'pkcs1', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-  }).then(({ privateKey }) => privateKey);
-}
 
 /**
  * The next app key, made ahead of need (prepareAppKey, the factory's `prepare`): an RSA key takes 100 ms to
  * several seconds of a core (prime search), which would otherwise sit on a new GitHub twin's start and so
  * on POST→ready. Not made again as soon as one is taken: in a sandbox pod that key would be for no one, and
  * its prime search would run beside the sandbox's app as it starts. A key made ahead is no weaker: each is
- * taken once.
+ * taken once. A key the host gave the process (runtime/rsa-keys.ts: Twinbox makes a first pod's) is taken
+ * before any is made here.
  */
 let nextKey: Promise<string> | undefined;
 
 /** Starts making the next app key, if none is made or being made; resolves once it is. */
 export async function prepareAppKey(): Promise<void> {
-  nextKey ??= makeAppKey();
+  nextKey ??= rsaKey();
   const made = nextKey;
   // A failure is not kept: the next take or prepare makes one again.
   await made.catch(() => {
@@ -90,7 +82,7 @@ export async function prepareAppKey(): Promise<void> {
 
 /** An RSA key as GitHub issues them (2048 bits, PKCS#1 PEM), made off the event loop: the one made ahead, if any. */
 export function generateAppKey(): Promise<string> {
-  const key = nextKey ?? makeAppKey();
+  const key = nextKey ?? rsaKey();
   nextKey = undefined;
   return key;
 }

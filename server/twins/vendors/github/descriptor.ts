@@ -26,6 +26,8 @@ export const githubDescriptor: TwinDescriptor<GitHubSeed, 'github'> = {
   ],
   // Probot's and @octokit/webhooks' middleware's default path.
   webhook: { path: '/api/github/webhooks', secretVar: 'GITHUB_WEBHOOK_SECRET' },
+  // The sandbox's App key (app.ts), unless the seed brings its own app.
+  rsaKeys: 1,
   summarize: summarizeGitHub,
   validateSeed: validateGitHubSeed,
   presets: githubPresets,
