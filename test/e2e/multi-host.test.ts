@@ -21,12 +21,14 @@ import t, { type Test } from 'tap';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { createServer, connect, type Server } from 'node:net';
 import { promisify } from 'node:util';
 import { Octokit } from '@octokit/rest';
 import { localStartEnv, REPO_ROOT, twinboxMain } from '../helpers/process.ts';
-import { tempDir } from '../helpers/twinbox.ts';
 import { exampleFiles, until } from '../helpers/deploy.ts';
 import { startGitHubTwin } from '../../examples/github-twin.ts';
 import { freshSchema, postgresMissing, deliveryJob as deliveryJobOf } from '../helpers/postgres.ts';
@@ -165,6 +167,10 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
         if (name.startsWith(`tb-${instance}-`)) await ip('netns', 'del', name).catch(() => {});
     }
     await ip('link', 'del', bridge).catch(() => {});
+    // Last, once nothing writes into them: tap runs teardowns newest first and stops at the first that
+    // throws, so a data dir removed by its own teardown went before the processes above were killed, and
+    // a runner still writing its pid files made that removal fail and left the processes running.
+    for (const host of hosts) await rm(host.dataDir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   await ip('link', 'add', bridge, 'type', 'bridge');
@@ -175,7 +181,7 @@ t.test('API and runner processes on four hosts, one PostgreSQL', async (t) => {
     const host: Host = {
       name: `${prefix}-${role}`,
       address: `${subnet}.${10 + index}`,
-      dataDir: realpathSync(await tempDir(t, `tbmh-${role}-`)),
+      dataDir: realpathSync(await mkdtemp(join(tmpdir(), `tbmh-${role}-`))),
       output: '',
     };
     hosts.push(host);

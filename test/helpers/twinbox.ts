@@ -13,7 +13,9 @@ import { TEST_POD_BUNDLE_DIR } from './process.ts';
 
 export async function tempDir(t: Test, prefix = 'twinbox-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // Retries: a process that just stopped may still be letting go of a file in it (ENOTEMPTY, EBUSY), and
+  // a teardown that throws ends tap's teardowns there, leaving the older ones (processes to kill) undone.
+  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
   return dir;
 }
 
