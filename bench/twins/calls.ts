@@ -32,8 +32,11 @@ export interface TwinCall {
   call: string;
   /** The twin's seed (TwinHost seeds), when the call needs data the default seed lacks. */
   seed?: unknown;
-  /** emulate's seed for the bare engine serving the same data. */
-  bareSeed?: Record<string, unknown>;
+  /**
+   * emulate's seed for the bare engine serving the same data; a function of the twin's variables when the
+   * engine must know the same credentials (Twilio's Account SID and Auth Token).
+   */
+  bareSeed?: Record<string, unknown> | ((env: Env) => Record<string, unknown>);
   prepare(env: Env): Promise<Call>;
 }
 
@@ -125,6 +128,10 @@ export const twinCalls: Record<string, TwinCall> = {
   },
   twilio: {
     call: 'api.v2010.accounts(sid).fetch',
+    // The engine's own account, with the twin's credentials: without it the engine answers 401.
+    bareSeed: (env) => ({
+      twilio: { account: { sid: env.TWILIO_ACCOUNT_SID, auth_token: env.TWILIO_AUTH_TOKEN } },
+    }),
     async prepare(env) {
       const client = twilio(env.TWILIO_ACCOUNT_SID, env.TWILIO_AUTH_TOKEN, {
         accountSid: env.TWILIO_ACCOUNT_SID,

@@ -234,7 +234,8 @@ async function measure(twin: string, host: TwinHost): Promise<Row> {
   try {
     if (!OURS.has(twin)) {
       try {
-        const engine = await startBareEngine(twin as EngineService, spec.bareSeed as never);
+        const seed = typeof spec.bareSeed === 'function' ? spec.bareSeed(env) : spec.bareSeed;
+        const engine = await startBareEngine(twin as EngineService, seed as never);
         closers.push(() => engine.close());
         const call = await spec.prepare(swap(env, origin, engine.url.replace('localhost', '127.0.0.1')));
         await call();
