@@ -161,9 +161,10 @@ t.test(
       token: user.key,
     });
     t.equal(deleted.body.status, 'deleted');
+    // The folder goes last (removeWorkspaceFolder): waiting for the workspace alone raced its removal.
     await until(
-      () => !existsSync(workspace) && !existsSync(image),
-      'the workspace and its image removed',
+      () => !existsSync(workspace) && !existsSync(image) && !existsSync(dirname(workspace)),
+      "the workspace, its image and the sandbox's workspace folder removed",
       60_000,
     );
     t.notOk(isMountPoint(workspace), 'unmounted');
