@@ -1,10 +1,12 @@
 import t from 'tap';
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { RsaKeyStock } from '../../server/deploy/pods/key-stock.ts';
 import { PodManager } from '../../server/deploy/pods/pods.ts';
+import { podLayout } from '../../server/pod/layout.ts';
 import { checkExpectedTwins } from '../../server/pod/protocol.ts';
 import { isolationFor, requireHost, runnableModes, scratch } from '../security/isolation-fixtures.ts';
 import {
@@ -91,6 +93,57 @@ t.test(
       twins.github!.env_vars.GITHUB_APP_PRIVATE_KEY,
       file.rsa_keys![0],
       "the twin's App key is that key",
+    );
+  },
+);
+
+t.test(
+  'a spare that has started when a deploy takes it is given no key: it read its file already',
+  async (t) => {
+    if (!requireHost(t, { bwrap: true, cgroups: true })) return;
+    const mode = runnableModes()[0]!;
+    const dataDir = await scratch(t, 'twinbox-podkeys-spare-');
+    const stock = new RsaKeyStock(1);
+    const pods = new PodManager({
+      dataDir,
+      isolation: isolationFor(t, mode),
+      installEgress: [],
+      memoryBytes: 512 * 1024 * 1024,
+      twinBodyBytes: 1024 * 1024,
+      logger: pino({ level: 'silent' }),
+      readyTimeoutMs: 120_000,
+      spares: 1,
+      rsaKeys: stock,
+    });
+    t.teardown(() => pods.close());
+    // An earlier deploy's twins: the spare is told to expect Stripe.
+    pods.expect(['stripe']);
+    pods.warm();
+    const control = () =>
+      existsSync(join(dataDir, 'pods'))
+        ? readdirSync(join(dataDir, 'pods')).filter((slot) =>
+            existsSync(podLayout(join(dataDir, 'pods', slot)).control),
+          )
+        : [];
+    for (let i = 0; i < 1200 && (stock.stocked === 0 || control().length === 0); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    t.equal(control().length, 1, 'the spare started (its control socket listens)');
+    t.equal(stock.stocked, 1, 'and the stock has its key');
+    // Its start done: let the pool's own bookkeeping of that start run.
+    await new Promise((r) => setTimeout(r, 200));
+    const pod = await pods.acquire('sb-spare', ['github']);
+    t.equal(stock.stocked, 1, 'the deploy took no key from the stock');
+    const file = checkExpectedTwins(JSON.parse(await readFile(join(pod.dir, 'expected-twins.json'), 'utf8')));
+    t.same(
+      file,
+      { names: ['stripe'] },
+      "the spare's file is as it was at its spawn: nothing was written for no one",
+    );
+    const twins = await pods.startTwins(pod, ['github'], { adminToken: 'admin-token-of-this-test' });
+    t.match(
+      twins.github!.env_vars.GITHUB_APP_PRIVATE_KEY,
+      /^-----BEGIN RSA PRIVATE KEY-----/,
+      'the twin made its own',
     );
   },
 );

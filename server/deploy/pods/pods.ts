@@ -247,6 +247,12 @@ export class PodManager {
       warmed.catch(() => {});
       this.startedOf.set(warmed, started);
       this.expectedOf.set(warmed, expected);
+      // Started, it has read its file: a deploy that takes it later has nothing to tell it, and keys
+      // written then would be made for no one.
+      void started.then(
+        () => this.expectedOf.delete(warmed),
+        () => {},
+      );
       this.spares.push(warmed);
     }
   }
