@@ -78,11 +78,12 @@ t.test('a start sweeps only Twinboxes whose owner is dead and whose data directo
   await occupy(kept.netns);
   await occupy(live.netns);
 
+  const logged: string[] = [];
   const sweep = await new HostRegistry({
     instance: randomBytes(8).toString('hex'),
     dataDir: root,
     cgroups: [],
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: 'info' }, { write: (line: string) => void logged.push(line) }),
     dir: registry,
     unregisteredNamespaces: false,
   }).start();
@@ -96,6 +97,14 @@ t.test('a start sweeps only Twinboxes whose owner is dead and whose data directo
     t.notOk(existsSync(swept.file), `${what}: its entry is dropped`);
   }
   t.same(sweep.instances.sort(), [gone.instance, reused.instance].sort(), 'the sweep names those two');
+  const said = logged
+    .map((line) => JSON.parse(line) as { msg?: string; instances?: string[]; namespaces?: number })
+    .find((entry) => entry.msg === 'removed what earlier Twinboxes left on this host');
+  t.same(
+    { instances: said?.instances?.sort(), namespaces: said?.namespaces },
+    { instances: [gone.instance, reused.instance].sort(), namespaces: 2 },
+    'and the start says what it removed, and whose',
+  );
   for (const [what, untouched] of [
     ['owner dead, directory still there (its next start resumes and sweeps)', kept],
     ['owner alive, directory gone', live],

@@ -218,11 +218,10 @@ t.test('a stop leaves only what a resume needs; a start sweeps what a removed da
   );
   t.notOk(registryEntry(entryC!.instance), "C's registry entry is gone");
   t.same(hostCounts(entryA!), NOTHING, 'and still nothing of the stopped A, whose directory went too');
-  t.match(
-    b.logs.text(),
-    /removed what earlier Twinboxes left on this host/,
-    'the start says what it removed',
-  );
+  // Which start removed C's leftovers is not this test's to say: another test file's Twinbox starting
+  // between C's removal and B's sweep removes them first (the registry is the host's), and B then has
+  // nothing to report. That a start says what it removed is host-registry.test.ts's check, on a registry
+  // of its own.
   t.notOk(namespacesWith(idle).length, 'the idle namespace of an older Twinbox is gone');
   t.equal(namespacesWith(busy).length, 1, 'the one in use stays');
 
