@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { RsaKeyStock } from '../../server/deploy/pods/key-stock.ts';
+import { podCall } from '../../server/deploy/pods/pod-control.ts';
 import { PodManager } from '../../server/deploy/pods/pods.ts';
 import { podLayout } from '../../server/pod/layout.ts';
 import { checkExpectedTwins } from '../../server/pod/protocol.ts';
@@ -129,8 +130,17 @@ t.test(
       await new Promise((r) => setTimeout(r, 50));
     t.equal(control().length, 1, 'the spare started (its control socket listens)');
     t.equal(stock.stocked, 1, 'and the stock has its key');
-    // Its start done: let the pool's own bookkeeping of that start run.
-    await new Promise((r) => setTimeout(r, 200));
+    // It answers `ready` (as the pool's own probe, which ends the pool's wait for it, does): then a
+    // generous pause, so that the pool has seen its start on a loaded machine too.
+    const control0 = podLayout(join(dataDir, 'pods', control()[0]!)).control;
+    let ready = false;
+    for (let i = 0; i < 600 && !ready; i++)
+      ready = await podCall(control0, 'ready', undefined).then(
+        () => true,
+        () => new Promise<boolean>((r) => setTimeout(() => r(false), 50)),
+      );
+    t.ok(ready, 'the spare answers ready');
+    await new Promise((r) => setTimeout(r, 1000));
     const pod = await pods.acquire('sb-spare', ['github']);
     t.equal(stock.stocked, 1, 'the deploy took no key from the stock');
     const file = checkExpectedTwins(JSON.parse(await readFile(join(pod.dir, 'expected-twins.json'), 'utf8')));
