@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -19,6 +19,30 @@ import {
 } from '../../server/twins/runtime/rsa-keys.ts';
 
 const bits = (pem: string) => createPrivateKey(pem).asymmetricKeyDetails?.modulusLength;
+
+/**
+ * A pod pool on a data dir of its own with its own key stock, in the strictest isolation this host runs (in a user namespace the
+ * pod reads Twinbox's file as another uid), which must be bubblewrap's.
+ */
+async function podsWithStock(t: Test, spares: number) {
+  const dataDir = await scratch(t, 'twinbox-podkeys-');
+  const mode = runnableModes()[0]!;
+  t.not(mode, 'process-group', `bubblewrap runs here (${mode})`);
+  const stock = new RsaKeyStock(1);
+  const pods = new PodManager({
+    dataDir,
+    isolation: isolationFor(t, mode),
+    installEgress: [],
+    memoryBytes: 512 * 1024 * 1024,
+    twinBodyBytes: 1024 * 1024,
+    logger: pino({ level: 'silent' }),
+    readyTimeoutMs: 120_000,
+    spares,
+    rsaKeys: stock,
+  });
+  t.teardown(() => pods.close());
+  return { pods, stock, dataDir };
+}
 
 t.test('a stock makes its key at fill, gives it once, and waits only for one being made', async (t) => {
   const stock = new RsaKeyStock(1);
@@ -62,23 +86,7 @@ t.test(
   'a pod made for a deploy is given the keys of its twins, and its GitHub twin hands one out',
   async (t) => {
     if (!requireHost(t, { bwrap: true, cgroups: true })) return;
-    // The strictest mode here: in a user namespace the pod reads Twinbox's file as another uid.
-    const mode = runnableModes()[0]!;
-    t.not(mode, 'process-group', `bubblewrap runs here (${mode})`);
-    const dataDir = await scratch(t, 'twinbox-podkeys-');
-    const stock = new RsaKeyStock(1);
-    const pods = new PodManager({
-      dataDir,
-      isolation: isolationFor(t, mode),
-      installEgress: [],
-      memoryBytes: 512 * 1024 * 1024,
-      twinBodyBytes: 1024 * 1024,
-      logger: pino({ level: 'silent' }),
-      readyTimeoutMs: 120_000,
-      spares: 0,
-      rsaKeys: stock,
-    });
-    t.teardown(() => pods.close());
+    const { pods, stock } = await podsWithStock(t, 0);
     pods.warm();
     for (let i = 0; i < 600 && stock.stocked === 0; i++) await new Promise((r) => setTimeout(r, 50));
     t.equal(stock.stocked, 1, 'warm() filled the stock');
@@ -102,21 +110,7 @@ t.test(
   'a spare that has started when a deploy takes it is given no key: it read its file already',
   async (t) => {
     if (!requireHost(t, { bwrap: true, cgroups: true })) return;
-    const mode = runnableModes()[0]!;
-    const dataDir = await scratch(t, 'twinbox-podkeys-spare-');
-    const stock = new RsaKeyStock(1);
-    const pods = new PodManager({
-      dataDir,
-      isolation: isolationFor(t, mode),
-      installEgress: [],
-      memoryBytes: 512 * 1024 * 1024,
-      twinBodyBytes: 1024 * 1024,
-      logger: pino({ level: 'silent' }),
-      readyTimeoutMs: 120_000,
-      spares: 1,
-      rsaKeys: stock,
-    });
-    t.teardown(() => pods.close());
+    const { pods, stock, dataDir } = await podsWithStock(t, 1);
     // An earlier deploy's twins: the spare is told to expect Stripe.
     pods.expect(['stripe']);
     pods.warm();
