@@ -69,6 +69,8 @@ export type PodRequest<C extends PodCall> = PodCalls[C]['request'];
 export type PodAnswer<C extends PodCall> = PodCalls[C]['answer'];
 
 const sandboxId = Joi.string().min(1).max(256).required();
+/** The twins a call or the expected-twins file names: the same bounds everywhere. */
+const twinNameList = Joi.array().items(Joi.string().min(1).max(64)).max(64).required();
 
 /** The route of each call and the shape its body must have (strict: no conversion, no unknown keys). */
 export const POD_ROUTES: {
@@ -80,7 +82,7 @@ export const POD_ROUTES: {
     path: '/twins',
     body: Joi.object({
       sandbox_id: sandboxId,
-      names: Joi.array().items(Joi.string().min(1).max(64)).max(64).required(),
+      names: twinNameList,
       admin_token: Joi.string().min(1).max(512).required(),
       seeds: Joi.object().unknown(true),
       public_urls: Joi.object().pattern(Joi.string(), Joi.string()),
@@ -89,7 +91,7 @@ export const POD_ROUTES: {
   warmTwins: {
     method: 'POST',
     path: '/warm',
-    body: Joi.object({ names: Joi.array().items(Joi.string().min(1).max(64)).max(64).required() }),
+    body: Joi.object({ names: twinNameList }),
   },
   restoreTwins: { method: 'POST', path: '/restore', body: Joi.object({ sandbox_id: sandboxId }) },
   exposeApp: {
@@ -141,7 +143,7 @@ export interface ExpectedTwins {
 }
 
 const EXPECTED_TWINS = Joi.object({
-  names: Joi.array().items(Joi.string().min(1).max(64)).max(64).required(),
+  names: twinNameList,
   // A 2048-bit key's PEM is about 1,700 characters.
   rsa_keys: Joi.array().items(Joi.string().max(8192)).max(16),
 });
