@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
-// Before undici: the process's built-in fetch keeps Node's own dispatcher (see the module).
-import './node-fetch-first.ts';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
+// Not imported: loaded after the process's built-in fetch takes its own dispatcher (see the module).
+import { undici } from './undici-package.ts';
 import { forwardRawResponseHeaders, upstreamRequestHeaders } from './headers.ts';
 
 /**
@@ -35,7 +35,7 @@ export class UpstreamPools {
     let entry = this.pools.get(socketPath);
     if (!entry) {
       entry = {
-        pool: new Pool('http://localhost', {
+        pool: new undici.Pool('http://localhost', {
           socketPath,
           // An app may take its time to answer, or stream (server-sent events) with long pauses: the
           // router does not judge; a client that goes away ends the request (see ProxyHandler).

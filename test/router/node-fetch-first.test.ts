@@ -1,13 +1,15 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { REPO_ROOT } from '../helpers/process.ts';
 
 /**
  * Twinbox's router imports the undici package, which takes over the process's global fetch dispatcher
  * when nothing set one first; Node 20's own fetch then failed every request with a Content-Length header
- * (the Stripe SDK's POSTs in a process running Twinbox). server/router/node-fetch-first.ts keeps Node's
+ * (the Stripe SDK's POSTs in a process running Twinbox). server/router/undici-package.ts keeps Node's
  * own. Each case runs in a fresh process, whose globals nothing else touched first.
  */
 
@@ -41,6 +43,32 @@ t.test("the router's upstream module leaves the built-in fetch working", async (
     postAfterImporting(upstream),
     'got hello',
     'a POST with a Content-Length header after importing it',
+  );
+});
+
+t.test('so does a bundle of it, whose package imports esbuild hoists above its own code', async (t) => {
+  // As the suite's bundles (test/runner/bundle.ts) and the test bundle of Twinbox's entry are made: the
+  // package stays an import, and a bundle's imports run before any of its code, so an import placed
+  // before `undici` in the source does not run before it in the bundle. In the checkout, so that the
+  // bundle's package imports find its node_modules.
+  const dir = await mkdtemp(join(REPO_ROOT, '.tap', 'fetch-first-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'upstream.mjs');
+  await build({
+    absWorkingDir: REPO_ROOT,
+    entryPoints: ['server/router/upstream.ts'],
+    outfile: out,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'silent',
+  });
+  t.equal(
+    postAfterImporting(pathToFileURL(out).href),
+    'got hello',
+    'a POST with a Content-Length header after importing the bundle',
   );
 });
 
