@@ -3,8 +3,9 @@
 // them sends each module a process loads (some 1,500 for a file that starts Twinbox) through a hooks
 // thread. Measured on the 2-core machines, that was 1-2 CPU-seconds of a test process's start, paid by each
 // of ~180 files, which made up a third of the suite's CPU. A bundle of our own modules runs on plain Node.
-import { join, relative } from 'node:path';
-import { build, stop, type Message } from 'esbuild';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, stop, type Message, type Plugin } from 'esbuild';
 import { ownLocation } from '../../server/own-location.ts';
 
 /** A test file could not be bundled (a syntax or import error): reported instead of running it. */
@@ -21,6 +22,51 @@ export class TestBundleError extends Error {
 }
 
 /**
+ * tap itself, bundled into one module under `outdir`, which every test bundle imports for `tap`.
+ *
+ * Why: every test process loads tap, and as a package its ~300 modules took about 0.15 CPU-seconds of each
+ * process's start (each resolved, read and compiled on its own): on a test of one assertion, 267 -> 122
+ * ms of user time. Why apart from the tests' bundles: in them, each of tap's frames in the stack it takes
+ * for an assertion's location was mapped through the shared chunk's source map, which cost more than it
+ * saved. Here it has no map; its path has `node_modules/@tapjs/` in it, so tap's stack filter
+ * (@tapjs/stack's ignored packages) still leaves its frames out of a failure's location, as from the package.
+ */
+async function bundleTap(root: string, outdir: string): Promise<string> {
+  const outfile = resolve(root, outdir, 'node_modules', '@tapjs', 'bundled', 'tap.mjs');
+  await build({
+    absWorkingDir: root,
+    stdin: {
+      contents: "export * from 'tap'; export { default } from 'tap';",
+      resolveDir: root,
+      loader: 'js',
+    },
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // tap's CommonJS dependencies `require` Node's modules; an ES module has no `require` of its own.
+    banner: {
+      js: "import { createRequire as __twinboxCreateRequire } from 'node:module'; const require = __twinboxCreateRequire(import.meta.url);",
+    },
+    // tap's modules that look beside themselves (import.meta.url) still find their own package's files.
+    plugins: [ownLocation],
+    logLevel: 'silent',
+  });
+  return outfile;
+}
+
+/** Sends the test bundles' `tap` imports to tap's own bundle (bundleTap). */
+function tapFrom(file: string): Plugin {
+  return {
+    name: 'twinbox-bundled-tap',
+    setup(b) {
+      b.onResolve({ filter: /^tap$/ }, () => ({ path: pathToFileURL(file).href, external: true }));
+    },
+  };
+}
+
+/**
  * Bundles each of `files` (paths relative to `root`) into `outdir`, at the same relative path with `.mjs`
  * for `.ts`, and returns those paths. Packages stay imports of the checkout's node_modules, as under tsx;
  * each module keeps its own `import.meta.url` (ownLocation), so fixtures, helpers that find the checkout's
@@ -32,6 +78,10 @@ export async function bundleTests(
   files: string[],
   outdir: string,
 ): Promise<Map<string, string>> {
+  const tap = await bundleTap(root, outdir).catch((error: { errors?: Message[] }) => {
+    if (error.errors) throw new TestBundleError(error.errors);
+    throw error;
+  });
   const result = await build({
     absWorkingDir: root,
     entryPoints: files,
@@ -46,7 +96,7 @@ export async function bundleTests(
     packages: 'external',
     // Failures point at the test sources: the runner starts each file with --enable-source-maps.
     sourcemap: 'linked',
-    plugins: [ownLocation],
+    plugins: [tapFrom(tap), ownLocation],
     logLevel: 'silent',
   }).catch((error: { errors?: Message[] }) => {
     if (error.errors) throw new TestBundleError(error.errors);
