@@ -1,6 +1,6 @@
 /**
  * The `undici` package, for the router's upstream pools (upstream.ts), loaded only after the process's
- * built-in `fetch` has its own dispatcher.
+ * built-in `fetch` has its own dispatcher, and only when first used.
  *
  * Loading the package installs an Agent of its own as the process's global dispatcher when none is set
  * yet, and Node's built-in `fetch` then sends every request through that Agent of another undici version.
@@ -16,4 +16,13 @@ import { createRequire } from 'node:module';
 
 void globalThis.Headers;
 
-export const undici = createRequire(import.meta.url)('undici') as typeof import('undici');
+let loaded: typeof import('undici') | undefined;
+
+/**
+ * The package, loaded on the first call: only a router that proxies a request needs it, and loading it
+ * took about 70 ms of a Twinbox process's start (the suite starts hundreds that never proxy one).
+ */
+export function undici(): typeof import('undici') {
+  loaded ??= createRequire(import.meta.url)('undici') as typeof import('undici');
+  return loaded;
+}

@@ -35,7 +35,7 @@ export class UpstreamPools {
     let entry = this.pools.get(socketPath);
     if (!entry) {
       entry = {
-        pool: new undici.Pool('http://localhost', {
+        pool: new (undici().Pool)('http://localhost', {
           socketPath,
           // An app may take its time to answer, or stream (server-sent events) with long pauses: the
           // router does not judge; a client that goes away ends the request (see ProxyHandler).
