@@ -34,3 +34,11 @@ export const ownLocation: Plugin = {
     });
   },
 };
+
+/**
+ * A bundle's first line, for bundles that take in CommonJS packages (the pod's, tap's for the tests): their
+ * code calls `require` for Node's modules, and an ES module has no `require` of its own.
+ */
+export const requireBanner = {
+  js: "import { createRequire as __twinboxCreateRequire } from 'node:module'; const require = __twinboxCreateRequire(import.meta.url);",
+};

@@ -6,7 +6,7 @@
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, stop, type Message, type Plugin } from 'esbuild';
-import { ownLocation } from '../../server/own-location.ts';
+import { ownLocation, requireBanner } from '../../server/own-location.ts';
 
 /** A test file could not be bundled (a syntax or import error): reported instead of running it. */
 export class TestBundleError extends Error {
@@ -21,15 +21,22 @@ export class TestBundleError extends Error {
   }
 }
 
+/** esbuild's failure, with what it says of the files. */
+function asBundleError(error: { errors?: Message[] }): never {
+  if (error.errors) throw new TestBundleError(error.errors);
+  throw error;
+}
+
 /**
  * tap itself, bundled into one module under `outdir`, which every test bundle imports for `tap`.
  *
- * Why: every test process loads tap, and as packages its 190 modules (26 packages) took about 0.15 CPU-seconds of each
- * process's start (each resolved, read and compiled on its own): on a test of one assertion, 267 -> 122
- * ms of user time. Why apart from the tests' bundles: in them, each of tap's frames in the stack it takes
- * for an assertion's location was mapped through the shared chunk's source map, which cost more than it
- * saved. Here it has no map; its path has `node_modules/@tapjs/` in it, so tap's stack filter
- * (@tapjs/stack's ignored packages) still leaves its frames out of a failure's location, as from the package.
+ * Why: every test process loads tap, and as packages its 190 modules (26 packages) took about 0.15
+ * CPU-seconds of each process's start (each resolved, read and compiled on its own): on a test of one
+ * assertion, 267 -> 122 ms of user time. Why apart from the tests' bundles: in them, each of tap's frames
+ * in the stack it takes for an assertion's location was mapped through the shared chunk's source map,
+ * which cost more than it saved. Here it has no map; its path has `node_modules/@tapjs/` in it, so tap's
+ * stack filter (@tapjs/stack's ignored packages) still leaves its frames out of a failure's location, as
+ * from the package.
  */
 async function bundleTap(root: string, outdir: string): Promise<string> {
   const outfile = resolve(root, outdir, 'node_modules', '@tapjs', 'bundled', 'tap.mjs');
@@ -45,10 +52,8 @@ async function bundleTap(root: string, outdir: string): Promise<string> {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    // tap's CommonJS dependencies `require` Node's modules; an ES module has no `require` of its own.
-    banner: {
-      js: "import { createRequire as __twinboxCreateRequire } from 'node:module'; const require = __twinboxCreateRequire(import.meta.url);",
-    },
+    // tap's CommonJS dependencies `require` Node's modules.
+    banner: requireBanner,
     // tap's modules that look beside themselves (import.meta.url) still find their own package's files.
     plugins: [ownLocation],
     logLevel: 'silent',
@@ -78,10 +83,7 @@ export async function bundleTests(
   files: string[],
   outdir: string,
 ): Promise<Map<string, string>> {
-  const tap = await bundleTap(root, outdir).catch((error: { errors?: Message[] }) => {
-    if (error.errors) throw new TestBundleError(error.errors);
-    throw error;
-  });
+  const tap = await bundleTap(root, outdir).catch(asBundleError);
   const result = await build({
     absWorkingDir: root,
     entryPoints: files,
@@ -98,10 +100,7 @@ export async function bundleTests(
     sourcemap: 'linked',
     plugins: [tapFrom(tap), ownLocation],
     logLevel: 'silent',
-  }).catch((error: { errors?: Message[] }) => {
-    if (error.errors) throw new TestBundleError(error.errors);
-    throw error;
-  });
+  }).catch(asBundleError);
   // esbuild's service process is not needed again in this run: it goes now, not after the tests.
   await stop();
   if (result.errors.length) throw new TestBundleError(result.errors);

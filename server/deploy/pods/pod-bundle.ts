@@ -16,7 +16,7 @@ import {
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, version as esbuildVersion, type Message } from 'esbuild';
-import { ownLocation } from '../../own-location.ts';
+import { ownLocation, requireBanner } from '../../own-location.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const POD_MAIN = fileURLToPath(new URL('../../pod/main.ts', import.meta.url));
@@ -167,10 +167,7 @@ export async function bundlePod(root: string, options: BundleOptions = {}): Prom
       outExtension: { '.js': '.mjs' },
       logLevel: 'silent',
       plugins: [ownLocation],
-      // The packages' CommonJS calls `require` for Node's modules; an ES module has none of its own.
-      banner: {
-        js: "import { createRequire as __twinboxCreateRequire } from 'node:module'; const require = __twinboxCreateRequire(import.meta.url);",
-      },
+      banner: requireBanner,
     });
   } catch (error) {
     const errors = (error as { errors?: Message[] }).errors;
