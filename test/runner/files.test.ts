@@ -67,5 +67,23 @@ t.test(
     // A Node process's start alone takes some 30 ms of CPU; a run that measured nothing says 0 or NaN.
     t.ok(rows[0]!.cpu > 0 && rows[0]!.cpu < 60, `its process's CPU seconds (${rows[0]?.cpu})`);
     t.match(alone.output, /== CPU seconds per file .*: \d+ in all/, 'and says so at the end');
+
+    // Every run: when each file's process started and exited, and the time its TAP reported.
+    const timeline = JSON.parse(await readFile(join(results, 'timeline.json'), 'utf8')) as {
+      file: string;
+      started_ms: number;
+      exited_ms: number;
+      reported_ms: number | null;
+    }[];
+    t.equal(timeline.length, 1, 'timeline: a row for the file run');
+    const [row] = timeline;
+    t.equal(row?.file, passes);
+    t.equal(row?.started_ms, 0, 'counted from the first process');
+    t.ok(row!.reported_ms !== null && row!.reported_ms >= 0, `its reported time (${row?.reported_ms} ms)`);
+    t.ok(
+      row!.exited_ms > row!.reported_ms!,
+      `its process took longer than it reports (${row?.exited_ms} > ${row?.reported_ms} ms): start and exit`,
+    );
+    t.match(alone.output, /== 1 file processes in \d+ s: \d+ s of 4 x \d+ s of slots busy \(\d+%\)/);
   },
 );

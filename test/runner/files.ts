@@ -67,16 +67,28 @@ if (!Number.isInteger(jobs) || jobs < 1)
   throw new Error(`--jobs takes a whole number above 0, not ${values.jobs}`);
 t.jobs = jobs;
 const failed: { file: string; tap: string; saved: string }[] = [];
+/**
+ * When each file's process started and exited (ms since the first started), and the time its TAP reports
+ * (`# time=`, which tap's runner prints: the child's own, from tap's start in it). What lies between the
+ * two is the process's start, loading and exit, which the reported times leave out; the slots' use says
+ * whether the run kept `jobs` files going. Written beside the saved TAP as timeline.json.
+ */
+const timeline = new Map<string, { started?: number; exited?: number; reported?: number }>();
 t.on('spawn', (subtest) => {
   // Each file's TAP replaces its last (as tap's runner); the results of files not run stay.
   const out = join(results, `${subtest.name}.tap`);
   mkdirSync(dirname(out), { recursive: true });
   let tap = '';
+  const times: { started?: number; exited?: number; reported?: number } = {};
+  timeline.set(subtest.name, times);
   subtest.on('process', (child) => {
+    times.started = performance.now();
+    child.once('exit', () => (times.exited = performance.now()));
     child.stdout?.pipe(createWriteStream(out));
     child.stdout?.on('data', (chunk: Buffer) => (tap += chunk.toString()));
   });
   subtest.on('complete', (final) => {
+    if (final.time !== null) times.reported = final.time;
     if (final.ok) return;
     // What tap itself said of the process (a time-out, a signal, bad TAP) comes after the file's own.
     const said = final.failures
@@ -120,6 +132,34 @@ for (const file of files) {
     stack: '',
   });
 }
+t.teardown(() => {
+  const rows = [...timeline].filter(([, r]) => r.started !== undefined && r.exited !== undefined);
+  if (!rows.length) return;
+  const first = Math.min(...rows.map(([, r]) => r.started!));
+  const span = Math.max(...rows.map(([, r]) => r.exited!)) - first;
+  const busy = rows.reduce((sum, [, r]) => sum + r.exited! - r.started!, 0);
+  const reported = rows.reduce((sum, [, r]) => sum + (r.reported ?? 0), 0);
+  const ms = (n: number) => Math.round(n);
+  const out = join(results, 'timeline.json');
+  writeFileSync(
+    out,
+    `${JSON.stringify(
+      rows.map(([file, r]) => ({
+        file,
+        started_ms: ms(r.started! - first),
+        exited_ms: ms(r.exited! - first),
+        reported_ms: r.reported === undefined ? null : ms(r.reported),
+      })),
+      null,
+      2,
+    )}\n`,
+  );
+  const s = (n: number) => `${Math.round(n / 1000).toLocaleString('en')} s`;
+  process.stderr.write(
+    `\n== ${rows.length} file processes in ${s(span)}: ${s(busy)} of ${jobs} x ${s(span)} of slots busy ` +
+      `(${Math.round((100 * busy) / (jobs * span))}%); their reported times ${s(reported)} (${out})\n`,
+  );
+});
 if (values.cpu) {
   const cpuOut = resolve(values.cpu);
   t.teardown(() => {
