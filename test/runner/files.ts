@@ -73,13 +73,18 @@ const failed: { file: string; tap: string; saved: string }[] = [];
  * two is the process's start, loading and exit, which the reported times leave out; the slots' use says
  * whether the run kept `jobs` files going. Written beside the saved TAP as timeline.json.
  */
-const timeline = new Map<string, { started?: number; exited?: number; reported?: number }>();
+interface FileTimes {
+  started?: number;
+  exited?: number;
+  reported?: number;
+}
+const timeline = new Map<string, FileTimes>();
 t.on('spawn', (subtest) => {
   // Each file's TAP replaces its last (as tap's runner); the results of files not run stay.
   const out = join(results, `${subtest.name}.tap`);
   mkdirSync(dirname(out), { recursive: true });
   let tap = '';
-  const times: { started?: number; exited?: number; reported?: number } = {};
+  const times: FileTimes = {};
   timeline.set(subtest.name, times);
   subtest.on('process', (child) => {
     times.started = performance.now();
