@@ -4,8 +4,9 @@ import { pathToFileURL } from 'node:url';
 import { transform, type Plugin } from 'esbuild';
 
 /**
- * An esbuild plugin for bundles of the checkout's own modules: each module keeps its own location.
- * `import.meta.url` (and dirname, filename) become the source file's, so a module that finds files beside
+ * An esbuild plugin for bundles of the checkout's own modules and packages: each module keeps its own
+ * location. `import.meta.url` (and dirname, filename), and a CommonJS module's `__dirname` and
+ * `__filename`, become the source file's, so a module that finds files beside
  * itself (linear's SDL next to shape.ts, a test's fixtures, the checkout's root) finds them from inside a
  * bundle written elsewhere. Used by the pod bundle and by the test suite's bundles.
  *
@@ -17,10 +18,12 @@ export const ownLocation: Plugin = {
   setup(b) {
     b.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
       const text = await readFile(args.path, 'utf8');
-      if (!text.includes('import.meta.')) return undefined;
+      if (!text.includes('import.meta.') && !text.includes('__dirname') && !text.includes('__filename'))
+        return undefined;
       const { code } = await transform(text, {
         loader: extname(args.path).endsWith('ts') ? 'ts' : 'js',
-        format: 'esm',
+        // A CommonJS module stays one: the bundle wraps it as it would the file itself.
+        ...(text.includes('import.meta.') ? { format: 'esm' as const } : {}),
         // The bundle's own map reaches back through this one to the source's lines.
         sourcemap: 'inline',
         sourcefile: args.path,
@@ -28,6 +31,10 @@ export const ownLocation: Plugin = {
           'import.meta.url': JSON.stringify(pathToFileURL(args.path).href),
           'import.meta.filename': JSON.stringify(args.path),
           'import.meta.dirname': JSON.stringify(join(args.path, '..')),
+          // CommonJS packages' own location, which an ES module bundle has no binding for. A define
+          // replaces only unbound names: a module that declares its own `__dirname` keeps it.
+          __dirname: JSON.stringify(join(args.path, '..')),
+          __filename: JSON.stringify(args.path),
         },
       });
       return { contents: code, loader: 'js' };

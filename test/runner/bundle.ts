@@ -61,6 +61,23 @@ async function bundleTap(root: string, outdir: string): Promise<string> {
   return outfile;
 }
 
+/**
+ * Leaves a package that a module imports with `import()` to Node, as a package. Taken in, a CommonJS
+ * package imported that way is a chunk with a default export alone, where Node gives its named exports
+ * too (`const { S3Client } = await import('@aws-sdk/client-s3')`). The tests import the vendors' SDKs
+ * so where only some of their tests use them (test/scenarios/sdk-counts.ts).
+ */
+const dynamicPackagesFromNode: Plugin = {
+  name: 'twinbox-dynamic-packages',
+  setup(b) {
+    b.onResolve({ filter: /^[^./#]/ }, (args) =>
+      args.kind === 'dynamic-import' && !args.path.startsWith('node:')
+        ? { path: args.path, external: true }
+        : undefined,
+    );
+  },
+};
+
 /** Sends the test bundles' `tap` imports to tap's own bundle (bundleTap). */
 function tapFrom(file: string): Plugin {
   return {
@@ -72,11 +89,29 @@ function tapFrom(file: string): Plugin {
 }
 
 /**
+ * Packages the test bundles import from node_modules instead of taking in:
+ * - esbuild runs its own binary, found beside its package (the pod bundle is built in tests' processes);
+ * - playwright-core reads its own package's files (its browser list, its injected scripts) at run time;
+ * - emulate finds its services' chunks beside its entry and must be one instance with them (as in the pod
+ *   bundle, server/deploy/pods/pod-bundle.ts);
+ * - tsx, which a few tests start processes with, is a loader, never imported as a module;
+ * - octokit-rest-20: test/twins/github-clients checks that its calls reject with the RequestError class of
+ *   its own tree, which it loads from there by path; taken in, the bundle's copy would be another class.
+ * tap comes from its own bundle (bundleTap).
+ */
+const EXTERNAL_PACKAGES = ['esbuild', 'playwright-core', 'emulate', 'tsx', 'octokit-rest-20'];
+
+/**
  * Bundles each of `files` (paths relative to `root`) into `outdir`, at the same relative path with `.mjs`
- * for `.ts`, and returns those paths. Packages stay imports of the checkout's node_modules, as under tsx;
- * each module keeps its own `import.meta.url` (ownLocation), so fixtures, helpers that find the checkout's
- * root, and the Twinbox processes that tests spawn (`node --import tsx server/main.ts`) are found as
- * before. Modules the files share go to shared chunks.
+ * for `.ts`, and returns those paths. Packages are taken in, but for EXTERNAL_PACKAGES, which stay imports
+ * of the checkout's node_modules; each module keeps its own location (ownLocation), so fixtures, helpers
+ * that find the checkout's root, packages that read their own files, and the Twinbox processes that tests
+ * spawn are found as before. Modules the files share go to shared chunks.
+ *
+ * Why packages too: as packages, a test process resolved, read and compiled each of its packages' modules
+ * on its own, and scanned each CommonJS one for its exports (cjs-module-lexer) to import it from an ES
+ * module. Measured on single files: twins/stripe-checkout 7.3 -> 6.1 CPU-seconds, cli/commands (which
+ * starts Twinbox processes from the bundle of server/main.ts) 16.3 -> 14.5, twins/twilio 15.2 -> 14.1.
  */
 export async function bundleTests(
   root: string,
@@ -95,10 +130,15 @@ export async function bundleTests(
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    packages: 'external',
-    // Failures point at the test sources: the runner starts each file with --enable-source-maps.
+    // Packages are bundled too, but for those that must stay where they are (EXTERNAL_PACKAGES).
+    external: EXTERNAL_PACKAGES,
+    // Their CommonJS modules `require` Node's own.
+    banner: requireBanner,
+    // Failures point at the test sources: the runner starts each file with --enable-source-maps. The map
+    // names the sources without carrying them (they are on disk), which keeps it a tenth of the size.
     sourcemap: 'linked',
-    plugins: [tapFrom(tap), ownLocation],
+    sourcesContent: false,
+    plugins: [tapFrom(tap), dynamicPackagesFromNode, ownLocation],
     logLevel: 'silent',
   }).catch(asBundleError);
   // esbuild's service process is not needed again in this run: it goes now, not after the tests.

@@ -32,7 +32,7 @@ const EXTERNAL = ['emulate'];
 const OUT_DIR = 'pod-bundle.out';
 
 /** Bumped when the build options below change in a way the inputs' contents do not show. */
-const FORMAT = 2;
+const FORMAT = 3;
 
 /** The sandbox pod could not be bundled: Twinbox does not start pods it cannot build (no tsx fallback). */
 export class PodBundleError extends Error {
