@@ -36,7 +36,7 @@ function asBundleError(error: { errors?: Message[] }): never {
  * in the stack it takes for an assertion's location was mapped through the shared chunk's source map,
  * which cost more than it saved. Here it has no map; its path has `node_modules/@tapjs/` in it, so tap's
  * stack filter (@tapjs/stack's ignored packages) still leaves its frames out of a failure's location, as
- * from the package.
+ * from the package. Its async-hook-domain is ./async-domain.ts.
  */
 async function bundleTap(root: string, outdir: string): Promise<string> {
   const outfile = resolve(root, outdir, 'node_modules', '@tapjs', 'bundled', 'tap.mjs');
@@ -55,7 +55,7 @@ async function bundleTap(root: string, outdir: string): Promise<string> {
     // tap's CommonJS dependencies `require` Node's modules.
     banner: requireBanner,
     // tap's modules that look beside themselves (import.meta.url) still find their own package's files.
-    plugins: [ownLocation],
+    plugins: [asyncDomain, ownLocation],
     logLevel: 'silent',
   });
   return outfile;
@@ -75,6 +75,16 @@ const dynamicPackagesFromNode: Plugin = {
         ? { path: args.path, external: true }
         : undefined,
     );
+  },
+};
+
+/** tap's async-hook-domain, replaced by ./async-domain.ts (see there why). */
+const asyncDomain: Plugin = {
+  name: 'twinbox-async-domain',
+  setup(b) {
+    b.onResolve({ filter: /^async-hook-domain$/ }, () => ({
+      path: join(import.meta.dirname, 'async-domain.ts'),
+    }));
   },
 };
 
