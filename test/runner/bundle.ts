@@ -104,12 +104,11 @@ function tapFrom(file: string): Plugin {
  * - playwright-core reads its own package's files (its browser list, its injected scripts) at run time;
  * - emulate finds its services' chunks beside its entry and must be one instance with them (as in the pod
  *   bundle, server/deploy/pods/pod-bundle.ts);
- * - tsx, which a few tests start processes with, is a loader, never imported as a module;
  * - octokit-rest-20: test/twins/github-clients checks that its calls reject with the RequestError class of
  *   its own tree, which it loads from there by path; taken in, the bundle's copy would be another class.
  * tap comes from its own bundle (bundleTap).
  */
-const EXTERNAL_PACKAGES = ['esbuild', 'playwright-core', 'emulate', 'tsx', 'octokit-rest-20'];
+const EXTERNAL_PACKAGES = ['esbuild', 'playwright-core', 'emulate', 'octokit-rest-20'];
 
 /**
  * Bundles each of `files` (paths relative to `root`) into `outdir`, at the same relative path with `.mjs`
