@@ -18,12 +18,12 @@ export const ownLocation: Plugin = {
   setup(b) {
     b.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
       const text = await readFile(args.path, 'utf8');
-      if (!text.includes('import.meta.') && !text.includes('__dirname') && !text.includes('__filename'))
-        return undefined;
+      const esm = text.includes('import.meta.');
+      if (!esm && !text.includes('__dirname') && !text.includes('__filename')) return undefined;
       const { code } = await transform(text, {
         loader: extname(args.path).endsWith('ts') ? 'ts' : 'js',
         // A CommonJS module stays one: the bundle wraps it as it would the file itself.
-        ...(text.includes('import.meta.') ? { format: 'esm' as const } : {}),
+        ...(esm ? { format: 'esm' as const } : {}),
         // The bundle's own map reaches back through this one to the source's lines.
         sourcemap: 'inline',
         sourcefile: args.path,

@@ -87,14 +87,11 @@ function deactivate(): void {
   process.emit = originalEmit;
 }
 
-let nextId = 1;
-
 /**
  * Catches what the code run from here on (in this async context, and what it starts) throws or leaves
  * rejected, until destroyed; nested domains hand what they cannot take to the one they were made in.
  */
 export class Domain {
-  readonly id = nextId++;
   readonly parent: Domain | undefined;
   destroyed = false;
 

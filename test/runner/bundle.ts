@@ -71,9 +71,7 @@ const dynamicPackagesFromNode: Plugin = {
   name: 'twinbox-dynamic-packages',
   setup(b) {
     b.onResolve({ filter: /^[^./#]/ }, (args) =>
-      args.kind === 'dynamic-import' && !args.path.startsWith('node:')
-        ? { path: args.path, external: true }
-        : undefined,
+      args.kind === 'dynamic-import' ? { path: args.path, external: true } : undefined,
     );
   },
 };
